@@ -1,0 +1,1 @@
+"""Private parts of the worker runtime, one loop per module."""

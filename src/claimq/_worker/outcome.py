@@ -1,0 +1,73 @@
+"""Turns a handler's exception into a Failure: which delay, which dead-letter reason."""
+
+from __future__ import annotations
+
+import traceback
+from datetime import UTC, datetime
+
+from claimq.backends.base import Failure
+from claimq.errors import Permanent, Retry
+from claimq.job import DeadReason, Job
+from claimq.retry import DEFAULT_RETRY, RetryPolicy
+
+MAX_MESSAGE = 2000
+MAX_TRACEBACK = 8000
+
+
+class JobTimeout(Exception):  # noqa: N818 - names the event, as asyncio.TimeoutError does
+    """The handler ran past its timeout."""
+
+
+class UnknownTask(Exception):  # noqa: N818
+    """This worker has no handler registered under the job's task name."""
+
+
+class JobCancelled(Exception):  # noqa: N818
+    """An operator cancelled the job while it ran."""
+
+
+class BadPayload(Exception):  # noqa: N818
+    """The stored payload is not a JSON object (written by another client)."""
+
+
+def error_entry(job: Job, error: BaseException, attempt: int, worker_id: str | None) -> dict[
+    str, object
+]:
+    tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    return {
+        "attempt": attempt,
+        "at": datetime.now(UTC).isoformat(),
+        "worker": worker_id,
+        "error": type(error).__name__,
+        "message": str(error)[:MAX_MESSAGE],
+        "traceback": tb[-MAX_TRACEBACK:],
+    }
+
+
+def failure_for(
+    job: Job,
+    error: BaseException,
+    *,
+    attempt: int,
+    worker_id: str | None,
+    policy: RetryPolicy | None = None,
+) -> Failure:
+    """Retry(after) -> that delay; Permanent/cancel/bad payload -> dead now; timeout, unknown task
+    and anything else -> backoff, dead letters once attempts run out (with a matching reason)."""
+    token = job.claim_token or ""
+    entry = error_entry(job, error, attempt, worker_id)
+    if isinstance(error, Permanent | BadPayload):
+        return Failure(job.id, token, entry, 0.0, DeadReason.PERMANENT_ERROR, permanent=True)
+    if isinstance(error, JobCancelled):
+        return Failure(job.id, token, entry, 0.0, DeadReason.CANCELLED, permanent=True)
+    if job.retry:
+        policy = RetryPolicy.from_dict(job.retry)
+    delay = (policy or DEFAULT_RETRY).delay(attempt)
+    reason = DeadReason.RETRIES_EXHAUSTED
+    if isinstance(error, Retry):
+        delay = error.after
+    elif isinstance(error, JobTimeout):
+        reason = DeadReason.TIMEOUT
+    elif isinstance(error, UnknownTask):
+        reason = DeadReason.UNKNOWN_TASK
+    return Failure(job.id, token, entry, delay, reason)

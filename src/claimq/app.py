@@ -1,0 +1,431 @@
+"""The App: holds the backend and the task registry; enqueue, claim and operator operations."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal, TypeVar, overload
+
+from claimq import _validate
+from claimq.backends import Backend, open_backend
+from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
+from claimq.errors import InvalidInput, JobNotFound, LeaseLost
+from claimq.job import Job
+from claimq.retry import DEFAULT_RETRY, RetryPolicy
+from claimq.task import Task, default_name, takes_context
+
+DEFAULT_URL = "sqlite:///claimq.db"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def database_url(url: str | None = None) -> str:
+    return url or os.environ.get("CLAIMQ_DATABASE_URL") or DEFAULT_URL
+
+
+class App:
+    """A claimq application: one database, the tasks that run against it.
+
+    `App()` uses `CLAIMQ_DATABASE_URL`, else `sqlite:///claimq.db`.
+    """
+
+    def __init__(
+        self,
+        database: str | None = None,
+        *,
+        idempotency_retention: float | timedelta = timedelta(hours=24),
+        payload_limit: int = _validate.MAX_PAYLOAD_BYTES,
+        default_max_attempts: int = 20,
+    ) -> None:
+        self.url = database_url(database)
+        self.idempotency_retention = _validate.seconds(
+            idempotency_retention, "idempotency_retention"
+        )
+        self.payload_limit = _validate.integer(payload_limit, "payload_limit", 2, 64 * 2**20)
+        self.default_max_attempts = _validate.integer(
+            default_max_attempts, "default_max_attempts", *_validate.MAX_ATTEMPTS_RANGE
+        )
+        self.tasks: dict[str, Task[Any, Any]] = {}
+        self._backend: Backend | None = None
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = open_backend(self.url)
+        return self._backend
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def __enter__(self) -> App:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def migrate(self) -> list[int]:
+        """Apply pending schema migrations; safe when several processes run it at once."""
+        return self.backend.migrate()
+
+    # -- tasks ---------------------------------------------------------------------------------
+
+    @overload
+    def task(self, fn: F, /) -> Task[Any, Any]: ...
+    @overload
+    def task(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        queue: str = "default",
+        priority: int = 0,
+        max_attempts: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> Callable[[F], Task[Any, Any]]: ...
+
+    def task(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        queue: str = "default",
+        priority: int = 0,
+        max_attempts: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Register a sync or async function as a task (`@app.task` or `@app.task(...)`)."""
+
+        def register(func: Callable[..., Any]) -> Task[Any, Any]:
+            task_name = _validate.task_name(name or default_name(func))
+            if task_name in self.tasks and self.tasks[task_name].fn is not func:
+                raise InvalidInput(f"a different function is already registered as {task_name!r}")
+            if retry is not None and not isinstance(retry, RetryPolicy):
+                raise InvalidInput("retry must be a RetryPolicy")
+            t: Task[Any, Any] = Task(
+                app=self,
+                fn=func,
+                name=task_name,
+                queue=_validate.queue_name(queue),
+                priority=_validate.integer(priority, "priority", *_validate.PRIORITY_RANGE),
+                max_attempts=_validate.integer(
+                    max_attempts or self.default_max_attempts,
+                    "max_attempts",
+                    *_validate.MAX_ATTEMPTS_RANGE,
+                ),
+                retry=retry or DEFAULT_RETRY,
+                timeout=None if timeout is None else _validate.seconds(
+                    timeout, "timeout", allow_zero=False
+                ),
+                wants_context=takes_context(func),
+            )
+            self.tasks[task_name] = t
+            return t
+
+        return register if fn is None else register(fn)
+
+    # -- enqueue -------------------------------------------------------------------------------
+
+    def _new_job(self, task: str | Task[Any, Any], **options: Any) -> _validate.NewJob:
+        if isinstance(task, Task):
+            base = task._job_options()
+            for key, value in options.items():
+                if value is not None and value != ():
+                    base[key] = value
+            options = base
+        else:
+            options = {"task": task, **options}
+        return _validate.new_job(
+            **options,
+            default_max_attempts=self.default_max_attempts,
+            payload_limit=self.payload_limit,
+        )
+
+    def enqueue(
+        self,
+        task: str | Task[Any, Any],
+        payload: dict[str, Any] | None = None,
+        *,
+        queue: str | None = None,
+        priority: int | None = None,
+        run_at: datetime | None = None,
+        delay: float | timedelta | None = None,
+        idempotency_key: str | None = None,
+        max_attempts: int | None = None,
+        tags: Sequence[str] = (),
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        conn: Any = None,
+    ) -> int:
+        """Queue one job; returns its id. With `conn` (a sqlite3 or psycopg connection) the job
+        is written inside the caller's transaction: it exists if and only if that commits. With an
+        idempotency key that a job still holds, returns that job's id and writes nothing."""
+        job = self._new_job(
+            task, payload=payload, queue=queue, priority=priority, run_at=run_at, delay=delay,
+            idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
+            timeout=timeout, retry=retry,
+        )
+        return self.backend.enqueue([job], self.idempotency_retention, conn)[0]
+
+    def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
+        """Queue many jobs in one transaction; each dict takes enqueue()'s options. All or none."""
+        specs = [
+            _validate.enqueue_spec(
+                j, default_max_attempts=self.default_max_attempts,
+                payload_limit=self.payload_limit,
+            )
+            for j in jobs
+        ]
+        if not specs:
+            return []
+        return self.backend.enqueue(specs, self.idempotency_retention, conn)
+
+    async def aenqueue(
+        self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any
+    ) -> int:
+        """Async enqueue(). With a psycopg AsyncConnection as `conn`, writes in its transaction."""
+        conn = options.pop("conn", None)
+        if conn is not None and _is_async_pg(conn):
+            job = self._new_job(task, payload=payload, **options)
+            return (await self._aenqueue_pg([job], conn))[0]
+        return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
+
+    async def aenqueue_many(
+        self, jobs: Iterable[dict[str, Any]], *, conn: Any = None
+    ) -> list[int]:
+        if conn is not None and _is_async_pg(conn):
+            specs = [
+                _validate.enqueue_spec(
+                    j, default_max_attempts=self.default_max_attempts,
+                    payload_limit=self.payload_limit,
+                )
+                for j in jobs
+            ]
+            return await self._aenqueue_pg(specs, conn)
+        jobs = list(jobs)
+        return await asyncio.to_thread(self.enqueue_many, jobs, conn=conn)
+
+    async def _aenqueue_pg(self, specs: list[_validate.NewJob], conn: Any) -> list[int]:
+        from claimq.backends.postgres import PostgresBackend
+
+        backend = self.backend
+        if not isinstance(backend, PostgresBackend):
+            raise InvalidInput("an AsyncConnection needs a PostgreSQL database")
+        if any(s.idempotency_key is not None for s in specs):
+            raise InvalidInput(
+                "idempotency keys inside an AsyncConnection's transaction are not supported yet; "
+                "use the sync connection form"
+            )
+        async with conn.cursor() as cur:
+            await cur.execute(backend._q.ensure_queues, {"names": sorted({s.queue for s in specs})})
+            query, params = backend.enqueue_params(specs)
+            await cur.execute(query, params)
+            return [row[0] for row in await cur.fetchall()]
+
+    # -- claim and the owner's transitions (single-job forms raise LeaseLost) ------------------
+
+    def claim(
+        self,
+        worker_id: str,
+        queues: Sequence[str] | None = None,
+        limit: int = 1,
+        lease: float | None = None,
+    ) -> list[Job]:
+        """Claim up to `limit` due jobs of active, unpaused queues (all queues when None)."""
+        if not isinstance(worker_id, str) or not worker_id or len(worker_id) > 255:
+            raise InvalidInput("worker_id must be a string of 1 to 255 characters")
+        names = None if queues is None else [_validate.queue_name(q) for q in queues]
+        _validate.integer(limit, "limit", 0, 10_000)
+        if lease is not None:
+            lease = _validate.seconds(lease, "lease", allow_zero=False)
+        return self.backend.claim(worker_id, names, limit, lease)
+
+    def start(self, job: Job, lease: float | None = None) -> int:
+        """fetched -> processing; returns the attempt number. Raises LeaseLost."""
+        started = self.backend.start([_owned(job)], lease)
+        if not started:
+            raise LeaseLost(job.id, "start")
+        return started[0].attempts
+
+    def heartbeat(self, job: Job, lease: float | None = None) -> bool:
+        """Extends the lease; returns whether a cancel was requested. Raises LeaseLost."""
+        result = self.backend.heartbeat([_owned(job)], lease)
+        if job.id in result.lost:
+            raise LeaseLost(job.id, "heartbeat")
+        return job.id in result.cancel_requested
+
+    def complete(self, job: Job, result: Any = None, *, conn: Any = None) -> None:
+        """processing -> archive, with an optional JSON result. Raises LeaseLost."""
+        done = Completion(job.id, _token(job), _validate.result_json(result))
+        if job.id not in self.backend.complete([done], conn):
+            raise LeaseLost(job.id, "complete")
+
+    def fail(
+        self,
+        job: Job,
+        error: BaseException,
+        *,
+        attempt: int | None = None,
+        worker_id: str | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> Literal["retried", "dead"]:
+        """Record a failed attempt: retry with backoff, or dead letters. Raises LeaseLost."""
+        from claimq._worker.outcome import failure_for
+
+        failure = failure_for(
+            job, error, attempt=attempt or job.attempts, worker_id=worker_id or job.worker_id,
+            policy=retry,
+        )
+        result = self.backend.fail([failure])
+        if job.id in result.lost:
+            raise LeaseLost(job.id, "fail")
+        return "dead" if job.id in result.dead else "retried"
+
+    def release(self, job: Job, delay: float = 0.0) -> None:
+        """Hand a fetched or processing job back to pending. Raises LeaseLost."""
+        delay = _validate.seconds(delay, "delay")
+        if job.id not in self.backend.release([_owned(job)], delay):
+            raise LeaseLost(job.id, "release")
+
+    def reap(self, limit: int = 1000) -> ReapResult:
+        """Recover expired leases (any process may run this at any time)."""
+        return self.backend.reap(_validate.integer(limit, "limit", 1, 1_000_000))
+
+    # -- operator operations -------------------------------------------------------------------
+
+    def get_job(self, job_id: int) -> Job:
+        """The job wherever it lives: live, archive or dead letters."""
+        job = self.backend.get_job(_job_id(job_id))
+        if job is None:
+            raise JobNotFound(f"no job {job_id}")
+        return job
+
+    def list_jobs(
+        self,
+        table: Literal["live", "archive", "dead"] = "live",
+        *,
+        queue: str | None = None,
+        task: str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        if table not in ("live", "archive", "dead"):
+            raise InvalidInput("table must be 'live', 'archive' or 'dead'")
+        return self.backend.list_jobs(
+            table, queue=queue, task=task, status=status,
+            limit=_validate.integer(limit, "limit", 1, 100_000),
+            offset=_validate.integer(offset, "offset", 0, 2**62),
+        )
+
+    def cancel(self, job_id: int) -> Literal["cancelled", "cancel_requested", "finished"]:
+        """Pending or fetched: to dead letters now. Running: cancel requested (its worker sees it
+        at the next heartbeat). Already finished: nothing changes."""
+        outcome = self.backend.cancel(_job_id(job_id))
+        if outcome == "not_found":
+            raise JobNotFound(f"no job {job_id}")
+        return outcome
+
+    def resurrect(
+        self, job_id: int, *, payload: dict[str, Any] | None = None, priority: int | None = None
+    ) -> None:
+        """Dead letter -> pending with attempts reset (history kept), optionally edited."""
+        text = None if payload is None else _validate.payload_json(payload, self.payload_limit)
+        if priority is not None:
+            _validate.integer(priority, "priority", *_validate.PRIORITY_RANGE)
+        if not self.backend.resurrect(_job_id(job_id), text, priority):
+            raise JobNotFound(f"no dead letter {job_id}")
+
+    def purge(
+        self,
+        table: Literal["archive", "dead"],
+        *,
+        older_than: float | timedelta | None = None,
+        queue: str | None = None,
+        task: str | None = None,
+    ) -> int:
+        """Delete finished jobs from archive or dead letters by age and filter; returns count."""
+        if table not in ("archive", "dead"):
+            raise InvalidInput("purge takes 'archive' or 'dead'")
+        age = None if older_than is None else _validate.seconds(older_than, "older_than")
+        count = self.backend.purge(table, age, queue, task)
+        self.backend.purge_idempotency_keys(self.idempotency_retention)
+        return count
+
+    def set_priority(self, job_id: int, priority: int) -> None:
+        """Change the priority of a pending job."""
+        _validate.integer(priority, "priority", *_validate.PRIORITY_RANGE)
+        if not self.backend.set_priority(_job_id(job_id), priority):
+            raise JobNotFound(f"no pending job {job_id}")
+
+    # -- queues --------------------------------------------------------------------------------
+
+    def configure_queue(
+        self,
+        name: str,
+        *,
+        paused: bool | None = None,
+        active: bool | None = None,
+        max_workers: int | None = UNSET,
+        lease: float | None = None,
+        timeout: float | None = UNSET,
+    ) -> QueueInfo:
+        """Create or change a queue. `max_workers=None` lifts the limit; `timeout=None` clears it."""
+        _validate.queue_name(name)
+        if max_workers is not UNSET and max_workers is not None:
+            _validate.integer(max_workers, "max_workers", 1, 1_000_000)
+        if lease is not None:
+            lease = _validate.seconds(lease, "lease", allow_zero=False)
+        if timeout is not UNSET and timeout is not None:
+            timeout = _validate.seconds(timeout, "timeout", allow_zero=False)
+        return self.backend.configure_queue(
+            name, paused=paused, active=active, max_workers=max_workers,
+            lease_seconds=lease, timeout_seconds=timeout,
+        )
+
+    def pause(self, queue: str) -> QueueInfo:
+        return self.configure_queue(queue, paused=True)
+
+    def resume(self, queue: str) -> QueueInfo:
+        return self.configure_queue(queue, paused=False)
+
+    def activate(self, queue: str) -> QueueInfo:
+        return self.configure_queue(queue, active=True)
+
+    def deactivate(self, queue: str) -> QueueInfo:
+        return self.configure_queue(queue, active=False)
+
+    def queues(self) -> list[QueueInfo]:
+        """Every queue with its settings and live counts."""
+        return self.backend.list_queues()
+
+
+def _token(job: Job) -> str:
+    if not job.claim_token:
+        raise LeaseLost(job.id, "use (the job carries no claim token)")
+    return job.claim_token
+
+
+def _owned(job: Job) -> Owned:
+    return Owned(job.id, _token(job))
+
+
+def _job_id(value: object) -> int:
+    return _validate.integer(value, "job id", 1, 2**63 - 1)
+
+
+def _is_async_pg(conn: Any) -> bool:
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(conn, psycopg.AsyncConnection)
+
+
+__all__ = ["App", "DEFAULT_URL", "Failure", "database_url"]

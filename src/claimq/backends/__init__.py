@@ -1,0 +1,25 @@
+"""Backends: pick one by URL."""
+
+from __future__ import annotations
+
+from claimq.backends.base import Backend
+from claimq.errors import InvalidInput
+
+
+def open_backend(url: str) -> Backend:
+    """`sqlite:///path.db` or `postgresql://…`; the scheme picks the backend."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme == "sqlite":
+        from claimq.backends.sqlite import SQLiteBackend
+
+        return SQLiteBackend(url)
+    if scheme in ("postgresql", "postgres"):
+        from claimq.backends.postgres import PostgresBackend
+
+        return PostgresBackend(url)
+    raise InvalidInput(
+        f"unsupported database URL {url!r}: use sqlite:///path.db or postgresql://…"
+    )
+
+
+__all__ = ["Backend", "open_backend"]

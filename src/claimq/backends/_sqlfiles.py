@@ -1,0 +1,32 @@
+"""Loads a backend's SQL: one file per query, named after the operation."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from types import SimpleNamespace
+
+
+def load_queries(package: str, schema: str | None = None) -> SimpleNamespace:
+    """Every sql/NAME.sql of `package`, as attribute NAME. `{schema}` becomes the schema name."""
+    out: dict[str, str] = {}
+    for entry in resources.files(package).joinpath("sql").iterdir():
+        if entry.name.endswith(".sql"):
+            text = entry.read_text()
+            if schema is not None:
+                text = text.replace("{schema}", schema)
+            out[entry.name[:-4]] = text
+    return SimpleNamespace(**out)
+
+
+def load_migrations(package: str, schema: str | None = None) -> list[tuple[int, str, str]]:
+    """(version, name, text) for every migrations/NNN_name.sql, in version order."""
+    found = []
+    for entry in resources.files(package).joinpath("migrations").iterdir():
+        match = re.match(r"^(\d+)_(\w+)\.sql$", entry.name)
+        if match:
+            text = entry.read_text()
+            if schema is not None:
+                text = text.replace("{schema}", schema)
+            found.append((int(match.group(1)), match.group(2), text))
+    return sorted(found)

@@ -1,0 +1,3 @@
+from claimq.backends.postgres.backend import PostgresBackend
+
+__all__ = ["PostgresBackend"]

@@ -1,0 +1,441 @@
+"""PostgreSQL backend on psycopg 3: SKIP LOCKED claims, its own schema, a connection pool."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
+
+from claimq._validate import NewJob
+from claimq.backends._sqlfiles import load_migrations, load_queries
+from claimq.backends.base import (
+    UNSET,
+    CancelOutcome,
+    Completion,
+    Failure,
+    FailResult,
+    HeartbeatResult,
+    Owned,
+    QueueInfo,
+    ReapResult,
+    Started,
+    Table,
+)
+from claimq.errors import ClaimqError, InvalidInput, MigrationError
+from claimq.job import Job, Status
+
+try:
+    import psycopg
+    from psycopg.rows import dict_row
+    from psycopg.types.json import Jsonb
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ClaimqError(
+        "PostgreSQL support needs the postgres extra: pip install 'claimq[postgres]'"
+    ) from exc
+
+_SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
+
+
+def _row_to_job(row: dict[str, Any]) -> Job:
+    token = row.get("claim_token")
+    return Job(
+        id=row["id"],
+        queue=row["queue"],
+        task=row["task"],
+        payload=row["payload"],
+        status=Status(row["status"]),
+        priority=row["priority"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        tags=tuple(row["tags"]),
+        idempotency_key=row["idempotency_key"],
+        worker_id=row.get("worker_id"),
+        claim_token=None if token is None else str(token),
+        lease_until=row.get("lease_until"),
+        heartbeat_at=row.get("heartbeat_at"),
+        run_at=row.get("run_at"),
+        created_at=row.get("created_at"),
+        started_at=row.get("started_at"),
+        updated_at=row.get("updated_at"),
+        finished_at=row.get("finished_at"),
+        cancel_requested=bool(row.get("cancel_requested")),
+        timeout=row.get("timeout_seconds"),
+        retry=row.get("retry"),
+        errors=tuple(row["errors"]),
+        result=row.get("result"),
+        reason=row.get("reason"),
+    )
+
+
+def _array_literal(items: Sequence[str]) -> str:
+    """A text[] literal; unnest cannot take an array of arrays, so each row's tags go as one."""
+    quoted = ('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in items)
+    return "{" + ",".join(quoted) + "}"
+
+
+def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
+    return {"ids": [o.id for o in owned], "tokens": [o.token for o in owned]}
+
+
+class PostgresBackend:
+    """`postgresql://user@host:port/db?schema=claimq&pool_size=10` (other options go to libpq)."""
+
+    kind = "postgresql"
+
+    def __init__(self, url: str, *, pool_size: int | None = None) -> None:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("postgresql", "postgres"):
+            raise InvalidInput(f"not a PostgreSQL URL: {url!r}")
+        options = dict(parse_qsl(parsed.query))
+        self.schema = options.pop("schema", "claimq")
+        if not _SCHEMA_RE.match(self.schema):
+            raise InvalidInput(f"schema must be a lower-case SQL identifier, got {self.schema!r}")
+        size = options.pop("pool_size", None)
+        self.pool_size = pool_size or int(size or 10)
+        self.url = url
+        self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
+        self.channel = f"{self.schema}_jobs"
+        self._q = load_queries("claimq.backends.postgres", self.schema)
+        self._pool = ConnectionPool(
+            self.conninfo,
+            min_size=1,
+            max_size=self.pool_size,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            open=True,
+            check=ConnectionPool.check_connection,
+            reconnect_timeout=60,
+        )
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        with self._pool.connection() as conn:
+            yield conn
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def now(self) -> datetime:
+        with self._conn() as conn:
+            row = conn.execute("SELECT now() AS now").fetchone()
+            assert row is not None
+            return row["now"]  # type: ignore[no-any-return]
+
+    # -- migrations ----------------------------------------------------------------------------
+
+    def migrate(self) -> list[int]:
+        applied: list[int] = []
+        with self._conn() as conn:
+            # A session advisory lock makes concurrent migrate() calls run one after another.
+            conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+            try:
+                with conn.transaction():
+                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+                    conn.execute(
+                        f"CREATE TABLE IF NOT EXISTS {self.schema}.migrations ("
+                        " version integer PRIMARY KEY, name text NOT NULL,"
+                        " applied_at timestamptz NOT NULL DEFAULT now())"
+                    )
+                done = {
+                    r["version"]
+                    for r in conn.execute(f"SELECT version FROM {self.schema}.migrations")
+                }
+                for version, name, text in load_migrations(
+                    "claimq.backends.postgres", self.schema
+                ):
+                    if version in done:
+                        continue
+                    with conn.transaction():
+                        conn.execute(text.encode())
+                        conn.execute(
+                            f"INSERT INTO {self.schema}.migrations (version, name)"
+                            " VALUES (%s, %s)",
+                            (version, name),
+                        )
+                    applied.append(version)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+        return applied
+
+    def schema_version(self) -> int:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL AS present", (f"{self.schema}.migrations",)
+            ).fetchone()
+            if not row or not row["present"]:
+                return 0
+            row = conn.execute(f"SELECT max(version) AS v FROM {self.schema}.migrations").fetchone()
+            return int(row["v"] or 0) if row else 0
+
+    def check_schema(self) -> None:
+        latest = load_migrations("claimq.backends.postgres")[-1][0]
+        found = self.schema_version()
+        if found < latest:
+            raise MigrationError(
+                f"schema {self.schema!r} is at version {found}, claimq needs {latest}: "
+                "run `claimq migrate` (or app.migrate())"
+            )
+
+    # -- enqueue -------------------------------------------------------------------------------
+
+    def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]:
+        if conn is not None:
+            if not isinstance(conn, psycopg.Connection):
+                raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
+            with conn.cursor(row_factory=dict_row) as cur:
+                return self._insert(cur, jobs, retention)
+        with self._conn() as own, own.transaction(), own.cursor() as cur:
+            return self._insert(cur, jobs, retention)
+
+    def enqueue_params(self, jobs: Sequence[NewJob]) -> tuple[str, dict[str, Any]]:
+        """The statement and parameters that insert un-keyed jobs (shared with async enqueue)."""
+        return self._q.insert_jobs, {
+            "queue": [j.queue for j in jobs],
+            "task": [j.task for j in jobs],
+            "payload": [j.payload_json for j in jobs],
+            "tags": [_array_literal(j.tags) for j in jobs],
+            "priority": [j.priority for j in jobs],
+            "max_attempts": [j.max_attempts for j in jobs],
+            "run_at": [j.run_at for j in jobs],
+            "delay": [j.delay for j in jobs],
+            "timeout_seconds": [j.timeout for j in jobs],
+            "retry": [j.retry_json for j in jobs],
+        }
+
+    def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
+        cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in jobs})})
+        plain = [j for j in jobs if j.idempotency_key is None]
+        plain_ids: Iterator[int] = iter(())
+        if plain:
+            query, params = self.enqueue_params(plain)
+            cur.execute(query, params)
+            plain_ids = iter([r["id"] for r in cur.fetchall()])
+        return [
+            next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
+            for j in jobs
+        ]
+
+    def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
+        params = {
+            "key": job.idempotency_key,
+            "queue": job.queue,
+            "task": job.task,
+            "payload": job.payload_json,
+            "tags": list(job.tags),
+            "priority": job.priority,
+            "max_attempts": job.max_attempts,
+            "run_at": job.run_at,
+            "delay": job.delay,
+            "timeout_seconds": job.timeout,
+            "retry": job.retry_json,
+            "retention": retention,
+        }
+        for _ in range(5):
+            row = cur.execute(self._q.insert_keyed_job, params).fetchone()
+            if row is not None:
+                return int(row["id"])
+            holder = cur.execute(self._q.key_holder, params).fetchone()
+            if holder is None:
+                continue  # the holder vanished between the two statements: insert again
+            if holder["holds"]:
+                return int(holder["job_id"])
+            # The key's job finished longer ago than the retention window: take the key over.
+            cur.execute(self._q.drop_key, {"key": job.idempotency_key, "job_id": holder["job_id"]})
+        raise ClaimqError(f"could not settle idempotency key {job.idempotency_key!r}")
+
+    # -- claim and the owner's transitions -----------------------------------------------------
+
+    def claim(
+        self, worker_id: str, queues: Sequence[str] | None, limit: int, lease: float | None
+    ) -> list[Job]:
+        if limit <= 0:
+            return []
+        params = {
+            "worker_id": worker_id,
+            "queues": None if queues is None else list(queues),
+            "limit": limit,
+            "lease": lease,
+        }
+        with self._conn() as conn, conn.pipeline(), conn.transaction():
+            conn.execute(self._q.lock_limited_queues, params)
+            rows = conn.execute(self._q.claim, params).fetchall()
+        jobs = [_row_to_job(r) for r in rows]
+        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
+        return jobs
+
+    def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
+        if not owned:
+            return []
+        with self._conn() as conn:
+            rows = conn.execute(self._q.start, {**_owned_params(owned), "lease": lease}).fetchall()
+        return [Started(r["id"], r["attempts"]) for r in rows]
+
+    def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
+        result = HeartbeatResult()
+        if not owned:
+            return result
+        with self._conn() as conn:
+            rows = conn.execute(
+                self._q.heartbeat, {**_owned_params(owned), "lease": lease}
+            ).fetchall()
+        for r in rows:
+            result.alive.add(r["id"])
+            if r["cancel_requested"]:
+                result.cancel_requested.add(r["id"])
+        result.lost.update(o.id for o in owned if o.id not in result.alive)
+        return result
+
+    def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
+        if not done:
+            return set()
+        params = {
+            "ids": [d.id for d in done],
+            "tokens": [d.token for d in done],
+            "results": [d.result_json for d in done],
+        }
+        if conn is not None:
+            if not isinstance(conn, psycopg.Connection):
+                raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
+            with conn.cursor(row_factory=dict_row) as cur:
+                return {r["id"] for r in cur.execute(self._q.complete, params).fetchall()}
+        with self._conn() as own:
+            return {r["id"] for r in own.execute(self._q.complete, params).fetchall()}
+
+    def fail(self, failures: Sequence[Failure]) -> FailResult:
+        result = FailResult()
+        if not failures:
+            return result
+        params = {
+            "ids": [f.id for f in failures],
+            "tokens": [f.token for f in failures],
+            "errors": [Jsonb(f.error) for f in failures],
+            "delays": [f.delay for f in failures],
+            "reasons": [f.reason for f in failures],
+            "permanent": [f.permanent for f in failures],
+        }
+        with self._conn() as conn:
+            for r in conn.execute(self._q.fail, params).fetchall():
+                (result.dead if r["dead"] else result.retried).add(r["id"])
+        result.lost.update(f.id for f in failures if f.id not in result.dead | result.retried)
+        return result
+
+    def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
+        if not owned:
+            return set()
+        with self._conn() as conn:
+            rows = conn.execute(self._q.release, {**_owned_params(owned), "delay": delay})
+            return {r["id"] for r in rows.fetchall()}
+
+    def reap(self, limit: int = 1000) -> ReapResult:
+        result = ReapResult()
+        with self._conn() as conn:
+            for r in conn.execute(self._q.reap, {"limit": limit}).fetchall():
+                (result.dead if r["dead"] else result.requeued).append(r["id"])
+        return result
+
+    # -- operator ------------------------------------------------------------------------------
+
+    def get_job(self, job_id: int) -> Job | None:
+        with self._conn() as conn:
+            row = conn.execute(self._q.get_job, {"id": job_id}).fetchone()
+        return None if row is None else _row_to_job(row)
+
+    def list_jobs(
+        self,
+        table: Table,
+        *,
+        queue: str | None = None,
+        task: str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        query = {"live": self._q.list_live, "archive": self._q.list_archive,
+                 "dead": self._q.list_dead}[table]
+        params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
+        with self._conn() as conn:
+            return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def cancel(self, job_id: int) -> CancelOutcome:
+        with self._conn() as conn:
+            row = conn.execute(self._q.cancel, {"id": job_id}).fetchone()
+        return "not_found" if row is None else row["outcome"]  # type: ignore[no-any-return]
+
+    def resurrect(
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None
+    ) -> bool:
+        params = {"id": job_id, "payload": payload_json, "priority": priority}
+        with self._conn() as conn:
+            return conn.execute(self._q.resurrect, params).fetchone() is not None
+
+    def purge(
+        self,
+        table: Literal["archive", "dead"],
+        older_than: float | None = None,
+        queue: str | None = None,
+        task: str | None = None,
+    ) -> int:
+        query = {"archive": self._q.purge_archive, "dead": self._q.purge_dead}[table]
+        params = {"older_than": older_than, "queue": queue, "task": task}
+        with self._conn() as conn:
+            return conn.execute(query, params).rowcount
+
+    def purge_idempotency_keys(self, retention: float) -> int:
+        with self._conn() as conn:
+            return conn.execute(self._q.purge_idempotency, {"retention": retention}).rowcount
+
+    def set_priority(self, job_id: int, priority: int) -> bool:
+        with self._conn() as conn:
+            row = conn.execute(self._q.set_priority, {"id": job_id, "priority": priority})
+            return row.fetchone() is not None
+
+    def configure_queue(
+        self,
+        name: str,
+        *,
+        paused: bool | None = None,
+        active: bool | None = None,
+        max_workers: int | None = UNSET,
+        lease_seconds: float | None = None,
+        timeout_seconds: float | None = UNSET,
+    ) -> QueueInfo:
+        params = {
+            "name": name,
+            "paused": paused,
+            "active": active,
+            "set_max_workers": max_workers is not UNSET,
+            "max_workers": None if max_workers is UNSET else max_workers,
+            "lease_seconds": lease_seconds,
+            "set_timeout": timeout_seconds is not UNSET,
+            "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
+        }
+        with self._conn() as conn:
+            conn.execute(self._q.update_queue, params)
+        return next(q for q in self.list_queues() if q.name == name)
+
+    def list_queues(self) -> list[QueueInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_queues).fetchall()
+        return [
+            QueueInfo(
+                **{
+                    **r,
+                    "oldest_ready_age": None
+                    if r["oldest_ready_age"] is None
+                    else float(r["oldest_ready_age"]),
+                }
+            )
+            for r in rows
+        ]
+
+    # -- notifications -------------------------------------------------------------------------
+
+    def listen_connection(self) -> psycopg.Connection[Any]:
+        """A dedicated connection (outside the pool) listening on this schema's job channel."""
+        conn = psycopg.connect(self.conninfo, autocommit=True)
+        conn.execute(f"LISTEN {self.channel}")
+        return conn

@@ -1,0 +1,27 @@
+-- Not started yet (pending or fetched): straight to dead letters. Running: flag it; its worker
+-- sees the flag at its next heartbeat.
+WITH target AS (
+    SELECT id, status FROM {schema}.jobs WHERE id = %(id)s FOR UPDATE
+), gone AS (
+    DELETE FROM {schema}.jobs j USING target t
+    WHERE j.id = t.id AND t.status IN ('pending', 'fetched')
+    RETURNING j.*
+), buried AS (
+    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
+                               attempts, max_attempts, worker_id, run_at, created_at,
+                               started_at, finished_at, reason, errors, timeout_seconds, retry)
+    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
+           worker_id, run_at, created_at, started_at, now(), 'cancelled', errors,
+           timeout_seconds, retry
+    FROM gone
+    RETURNING id
+), flagged AS (
+    UPDATE {schema}.jobs j SET cancel_requested = true, updated_at = now()
+    FROM target t
+    WHERE j.id = t.id AND t.status = 'processing'
+    RETURNING j.id
+)
+SELECT 'cancelled' AS outcome FROM buried
+UNION ALL SELECT 'cancel_requested' FROM flagged
+UNION ALL SELECT 'finished' FROM {schema}.archive WHERE id = %(id)s
+UNION ALL SELECT 'finished' FROM {schema}.dead WHERE id = %(id)s

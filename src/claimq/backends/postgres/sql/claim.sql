@@ -1,0 +1,33 @@
+WITH open_queues AS (
+    SELECT q.name, q.lease_seconds,
+           CASE WHEN q.max_workers IS NULL THEN %(limit)s
+                ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
+                                               WHERE r.queue = q.name
+                                                 AND r.status IN ('fetched', 'processing')), 0)
+           END AS free
+    FROM {schema}.queues q
+    WHERE q.active AND NOT q.paused
+      AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
+), candidates AS (
+    SELECT c.id, c.priority, c.run_at, oq.lease_seconds
+    FROM open_queues oq
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.run_at
+        FROM {schema}.jobs j
+        WHERE j.queue = oq.name AND j.status = 'pending' AND j.run_at <= now()
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT least(oq.free, %(limit)s)
+        FOR UPDATE SKIP LOCKED
+    ) c
+    ORDER BY c.priority DESC, c.run_at, c.id
+    LIMIT %(limit)s
+)
+UPDATE {schema}.jobs j
+SET status = 'fetched',
+    worker_id = %(worker_id)s,
+    claim_token = gen_random_uuid(),
+    lease_until = now() + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
+    updated_at = now()
+FROM candidates c
+WHERE j.id = c.id
+RETURNING j.*

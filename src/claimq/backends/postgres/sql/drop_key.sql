@@ -1,0 +1,1 @@
+DELETE FROM {schema}.idempotency_keys WHERE key = %(key)s AND job_id = %(job_id)s

@@ -1,0 +1,41 @@
+-- A failed attempt: to dead letters when permanent or out of attempts, else back to pending.
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(errors)s::jsonb[],
+                         %(delays)s::float8[], %(reasons)s::text[], %(permanent)s::bool[])
+             AS i(id, token, error, delay, reason, permanent)
+), owned AS (
+    SELECT j.id, i.error, i.delay, i.reason,
+           (i.permanent OR j.attempts >= j.max_attempts) AS bury
+    FROM {schema}.jobs j JOIN input i ON j.id = i.id AND j.claim_token = i.token
+    WHERE j.status IN ('fetched', 'processing')
+    FOR UPDATE OF j
+), gone AS (
+    DELETE FROM {schema}.jobs j USING owned o
+    WHERE j.id = o.id AND o.bury
+    RETURNING j.*, o.error AS new_error, o.reason AS new_reason
+), buried AS (
+    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
+                               attempts, max_attempts, worker_id, run_at, created_at,
+                               started_at, finished_at, reason, errors, timeout_seconds, retry)
+    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
+           worker_id, run_at, created_at, started_at, now(), new_reason,
+           errors || jsonb_build_array(new_error), timeout_seconds, retry
+    FROM gone
+    RETURNING id
+), retried AS (
+    UPDATE {schema}.jobs j
+    SET status = 'pending',
+        run_at = now() + make_interval(secs => o.delay),
+        worker_id = NULL,
+        claim_token = NULL,
+        lease_until = NULL,
+        heartbeat_at = NULL,
+        updated_at = now(),
+        errors = j.errors || jsonb_build_array(o.error)
+    FROM owned o
+    WHERE j.id = o.id AND NOT o.bury
+    RETURNING j.id
+)
+SELECT id, true AS dead FROM buried
+UNION ALL
+SELECT id, false FROM retried

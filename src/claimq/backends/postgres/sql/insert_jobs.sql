@@ -1,0 +1,17 @@
+-- Bulk insert of jobs without idempotency keys; the notification commits with the jobs.
+WITH inserted AS (
+    INSERT INTO {schema}.jobs (queue, task, payload, tags, priority, max_attempts, run_at,
+                               timeout_seconds, retry)
+    SELECT queue, task, payload, tags::text[], priority, max_attempts,
+           coalesce(run_at, now() + make_interval(secs => delay)), timeout_seconds, retry
+    FROM unnest(%(queue)s::text[], %(task)s::text[], %(payload)s::jsonb[], %(tags)s::text[],
+                %(priority)s::int[], %(max_attempts)s::int[], %(run_at)s::timestamptz[],
+                %(delay)s::float8[], %(timeout_seconds)s::float8[], %(retry)s::jsonb[])
+         WITH ORDINALITY AS i(queue, task, payload, tags, priority, max_attempts, run_at, delay,
+                              timeout_seconds, retry, n)
+    ORDER BY n
+    RETURNING id, queue
+), notified AS (
+    SELECT pg_notify('{schema}_jobs', queue) FROM (SELECT DISTINCT queue FROM inserted) q
+)
+SELECT id FROM inserted, (SELECT count(*) FROM notified) AS n ORDER BY id

@@ -1,0 +1,20 @@
+-- One job with an idempotency key: the key row and the job commit together, or neither does.
+-- ON CONFLICT waits for a concurrent enqueue of the same key to finish, then yields no row.
+WITH new_id AS (
+    SELECT nextval('{schema}.job_ids') AS id
+), key AS (
+    INSERT INTO {schema}.idempotency_keys (key, job_id)
+    SELECT %(key)s, id FROM new_id
+    ON CONFLICT (key) DO NOTHING
+    RETURNING job_id
+), inserted AS (
+    INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key, priority,
+                               max_attempts, run_at, timeout_seconds, retry)
+    SELECT job_id, %(queue)s, %(task)s, %(payload)s::jsonb, %(tags)s::text[], %(key)s,
+           %(priority)s, %(max_attempts)s,
+           coalesce(%(run_at)s::timestamptz, now() + make_interval(secs => %(delay)s)),
+           %(timeout_seconds)s, %(retry)s::jsonb
+    FROM key
+    RETURNING id, queue
+)
+SELECT id, pg_notify('{schema}_jobs', queue) FROM inserted

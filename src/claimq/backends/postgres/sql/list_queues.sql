@@ -1,0 +1,19 @@
+SELECT q.name, q.paused, q.active, q.max_workers, q.lease_seconds, q.timeout_seconds,
+       coalesce(s.pending, 0) AS pending, coalesce(s.scheduled, 0) AS scheduled,
+       coalesce(s.fetched, 0) AS fetched, coalesce(s.processing, 0) AS processing,
+       coalesce(s.expired, 0) AS expired, s.oldest_ready_age,
+       (SELECT count(*) FROM {schema}.archive a WHERE a.queue = q.name) AS archived,
+       (SELECT count(*) FROM {schema}.dead d WHERE d.queue = q.name) AS dead
+FROM {schema}.queues q
+LEFT JOIN (
+    SELECT queue,
+           count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
+           count(*) FILTER (WHERE status = 'pending' AND run_at > now()) AS scheduled,
+           count(*) FILTER (WHERE status = 'fetched') AS fetched,
+           count(*) FILTER (WHERE status = 'processing') AS processing,
+           count(*) FILTER (WHERE status <> 'pending' AND lease_until < now()) AS expired,
+           extract(epoch FROM now() - min(run_at) FILTER (WHERE status = 'pending'
+                                                          AND run_at <= now())) AS oldest_ready_age
+    FROM {schema}.jobs GROUP BY queue
+) s ON s.queue = q.name
+ORDER BY q.name

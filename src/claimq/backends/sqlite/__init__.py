@@ -1,0 +1,3 @@
+from claimq.backends.sqlite.backend import SQLiteBackend
+
+__all__ = ["SQLiteBackend"]

@@ -1,0 +1,525 @@
+"""SQLite backend: one machine, any number of processes; one writer at a time (BEGIN IMMEDIATE)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlparse
+
+from claimq._validate import NewJob
+from claimq.backends._sqlfiles import load_migrations, load_queries
+from claimq.backends.base import (
+    UNSET,
+    CancelOutcome,
+    Completion,
+    Failure,
+    FailResult,
+    HeartbeatResult,
+    Owned,
+    QueueInfo,
+    ReapResult,
+    Started,
+    Table,
+)
+from claimq.errors import InvalidInput, MigrationError
+from claimq.job import DeadReason, Job, Status
+
+_Q = load_queries("claimq.backends.sqlite")
+_MIGRATIONS = load_migrations("claimq.backends.sqlite")
+_SYNCHRONOUS = {"off", "normal", "full", "extra"}
+
+
+def _ts(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _lease_error(row: sqlite3.Row, now: float) -> str:
+    return json.dumps(
+        {
+            "attempt": row["attempts"],
+            "at": datetime.fromtimestamp(now, UTC).isoformat(),
+            "worker": row["worker_id"],
+            "error": "LeaseExpired",
+            "message": f"lease expired while {row['status']}",
+        }
+    )
+
+
+def _row_to_job(row: sqlite3.Row) -> Job:
+    keys = row.keys()
+
+    def get(name: str) -> Any:
+        return row[name] if name in keys else None
+
+    status = get("status") or "pending"
+    result = get("result")
+    return Job(
+        id=row["id"],
+        queue=row["queue"],
+        task=row["task"],
+        payload=json.loads(row["payload"]),
+        status=Status(status),
+        priority=row["priority"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        tags=tuple(json.loads(row["tags"])),
+        idempotency_key=row["idempotency_key"],
+        worker_id=get("worker_id"),
+        claim_token=get("claim_token"),
+        lease_until=_ts(get("lease_until")),
+        heartbeat_at=_ts(get("heartbeat_at")),
+        run_at=_ts(get("run_at")),
+        created_at=_ts(get("created_at")),
+        started_at=_ts(get("started_at")),
+        updated_at=_ts(get("updated_at")),
+        finished_at=_ts(get("finished_at")),
+        cancel_requested=bool(get("cancel_requested")),
+        timeout=get("timeout_seconds"),
+        retry=json.loads(row["retry"]) if get("retry") else None,
+        errors=tuple(json.loads(row["errors"])),
+        result=json.loads(result) if result is not None else None,
+        reason=get("reason"),
+    )
+
+
+class SQLiteBackend:
+    """`sqlite:///relative.db`, `sqlite:////absolute.db`; options `?busy_timeout=SECONDS`,
+    `&synchronous=off|normal|full|extra` (default full: a committed job survives power loss)."""
+
+    kind = "sqlite"
+
+    def __init__(self, url: str, clock: Callable[[], float] = time.time) -> None:
+        parsed = urlparse(url)
+        if parsed.scheme != "sqlite" or not parsed.path.startswith("/") or parsed.path == "/":
+            raise InvalidInput(f"not a SQLite URL (want sqlite:///path.db): {url!r}")
+        self.url = url
+        self.path = parsed.path[1:]
+        options = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
+        unknown = set(options) - {"busy_timeout", "synchronous"}
+        if unknown:
+            raise InvalidInput(f"unknown SQLite URL option(s): {sorted(unknown)}")
+        try:
+            self.busy_timeout = float(options.get("busy_timeout", "60"))
+        except ValueError:
+            raise InvalidInput("busy_timeout must be a number of seconds") from None
+        self.synchronous = options.get("synchronous", "full").lower()
+        if self.synchronous not in _SYNCHRONOUS:
+            raise InvalidInput(f"synchronous must be one of {sorted(_SYNCHRONOUS)}")
+        self.clock = clock
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self.connect()
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
+
+    def connect(self) -> sqlite3.Connection:
+        """A new connection set up the way claimq needs (WAL, busy timeout, autocommit)."""
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={self.synchronous}")
+        conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction; BEGIN IMMEDIATE takes the writer lock up front so two
+        claimers can never interleave."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    # -- migrations ----------------------------------------------------------------------------
+
+    def migrate(self) -> list[int]:
+        applied: list[int] = []
+        with self._write() as conn:  # the writer lock makes concurrent migrate() calls queue up
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS claimq_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+            )
+            done = {r[0] for r in conn.execute("SELECT version FROM claimq_migrations")}
+            for version, name, text in _MIGRATIONS:
+                if version in done:
+                    continue
+                for statement in _split_statements(text):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO claimq_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, self.clock()),
+                )
+                applied.append(version)
+        return applied
+
+    def schema_version(self) -> int:
+        try:
+            row = self._conn().execute("SELECT max(version) FROM claimq_migrations").fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0] or 0)
+
+    def check_schema(self) -> None:
+        latest = _MIGRATIONS[-1][0]
+        found = self.schema_version()
+        if found < latest:
+            raise MigrationError(
+                f"database schema is at version {found}, claimq needs {latest}: "
+                "run `claimq migrate` (or app.migrate())"
+            )
+
+    # -- enqueue -------------------------------------------------------------------------------
+
+    def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]:
+        if conn is not None:
+            if not isinstance(conn, sqlite3.Connection):
+                raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
+            return self._insert(conn, jobs, retention)
+        with self._write() as own:
+            return self._insert(own, jobs, retention)
+
+    def _insert(self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float) -> list[int]:
+        now = self.clock()
+        ids: list[int] = []
+        seen_queues: set[str] = set()
+        for job in jobs:
+            if job.queue not in seen_queues:
+                conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
+                seen_queues.add(job.queue)
+            if job.idempotency_key is not None:
+                holder = conn.execute(
+                    _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
+                ).fetchone()
+                if holder is not None and holder["holds"]:
+                    ids.append(holder["job_id"])
+                    continue
+            run_at = job.run_at.timestamp() if job.run_at is not None else now + job.delay
+            job_id = conn.execute(
+                _Q.insert_job,
+                {
+                    "queue": job.queue,
+                    "task": job.task,
+                    "payload": job.payload_json,
+                    "tags": json.dumps(list(job.tags)),
+                    "idempotency_key": job.idempotency_key,
+                    "priority": job.priority,
+                    "max_attempts": job.max_attempts,
+                    "run_at": run_at,
+                    "now": now,
+                    "timeout_seconds": job.timeout,
+                    "retry": job.retry_json,
+                },
+            ).fetchone()[0]
+            if job.idempotency_key is not None:
+                conn.execute(
+                    _Q.set_key_holder, {"key": job.idempotency_key, "job_id": job_id, "now": now}
+                )
+            ids.append(job_id)
+        return ids
+
+    # -- claim and the owner's transitions -----------------------------------------------------
+
+    def claim(
+        self, worker_id: str, queues: Sequence[str] | None, limit: int, lease: float | None
+    ) -> list[Job]:
+        if limit <= 0:
+            return []
+        with self._write() as conn:
+            now = self.clock()
+            caps = conn.execute(
+                _Q.claim_capacity,
+                {"limit": limit, "queues": None if queues is None else json.dumps(list(queues))},
+            ).fetchall()
+            candidates: list[tuple[int, float, int]] = []
+            for name, free in caps:
+                if free <= 0:
+                    continue
+                for row in conn.execute(
+                    _Q.claim_candidates, {"queue": name, "now": now, "limit": min(free, limit)}
+                ):
+                    candidates.append((-row["priority"], row["run_at"], row["id"]))
+            if not candidates:
+                return []
+            chosen = [c[2] for c in sorted(candidates)[:limit]]
+            rows = conn.execute(
+                _Q.claim_update,
+                {"worker_id": worker_id, "now": now, "lease": lease, "ids": json.dumps(chosen)},
+            ).fetchall()
+        jobs = [_row_to_job(r) for r in rows]
+        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
+        return jobs
+
+    def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
+        out: list[Started] = []
+        with self._write() as conn:
+            now = self.clock()
+            for item in owned:
+                row = conn.execute(
+                    _Q.start, {"id": item.id, "token": item.token, "now": now, "lease": lease}
+                ).fetchone()
+                if row is not None:
+                    out.append(Started(row["id"], row["attempts"]))
+        return out
+
+    def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
+        result = HeartbeatResult()
+        if not owned:
+            return result
+        with self._write() as conn:
+            now = self.clock()
+            for item in owned:
+                row = conn.execute(
+                    _Q.heartbeat, {"id": item.id, "token": item.token, "now": now, "lease": lease}
+                ).fetchone()
+                if row is None:
+                    result.lost.add(item.id)
+                else:
+                    result.alive.add(item.id)
+                    if row["cancel_requested"]:
+                        result.cancel_requested.add(item.id)
+        return result
+
+    def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
+        if conn is not None:
+            if not isinstance(conn, sqlite3.Connection):
+                raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
+            return self._complete(conn, done)
+        with self._write() as own:
+            return self._complete(own, done)
+
+    def _complete(self, conn: sqlite3.Connection, done: Sequence[Completion]) -> set[int]:
+        now = self.clock()
+        completed: set[int] = set()
+        for item in done:
+            params = {"id": item.id, "token": item.token, "now": now, "result": item.result_json}
+            if conn.execute(_Q.complete_archive, params).rowcount == 1:
+                conn.execute(_Q.delete_owned, params)
+                completed.add(item.id)
+        return completed
+
+    def fail(self, failures: Sequence[Failure]) -> FailResult:
+        result = FailResult()
+        with self._write() as conn:
+            now = self.clock()
+            for item in failures:
+                params = {
+                    "id": item.id,
+                    "token": item.token,
+                    "now": now,
+                    "error": json.dumps(item.error),
+                    "delay": item.delay,
+                    "reason": item.reason,
+                    "permanent": int(item.permanent),
+                }
+                if conn.execute(_Q.fail_bury, params).rowcount == 1:
+                    conn.execute(_Q.delete_owned, params)
+                    result.dead.add(item.id)
+                elif conn.execute(_Q.fail_retry, params).fetchone() is not None:
+                    result.retried.add(item.id)
+                else:
+                    result.lost.add(item.id)
+        return result
+
+    def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
+        released: set[int] = set()
+        with self._write() as conn:
+            now = self.clock()
+            for item in owned:
+                params = {"id": item.id, "token": item.token, "now": now, "delay": delay}
+                if conn.execute(_Q.release, params).fetchone() is not None:
+                    released.add(item.id)
+                elif conn.execute(_Q.bury_cancelled_owned, params).rowcount == 1:
+                    conn.execute(_Q.delete_owned, params)
+                    released.add(item.id)
+        return released
+
+    def reap(self, limit: int = 1000) -> ReapResult:
+        result = ReapResult()
+        with self._write() as conn:
+            now = self.clock()
+            for row in conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall():
+                error = _lease_error(row, now)
+                exhausted = row["status"] == "processing" and row["attempts"] >= row["max_attempts"]
+                if row["cancel_requested"] or exhausted:
+                    cancelled = row["cancel_requested"]
+                    reason = DeadReason.CANCELLED if cancelled else DeadReason.LEASE_EXPIRED
+                    params = {"id": row["id"], "now": now, "reason": reason, "error": error}
+                    if conn.execute(_Q.reap_bury, params).rowcount == 1:
+                        conn.execute(_Q.delete_job, params)
+                        result.dead.append(row["id"])
+                else:
+                    params = {"id": row["id"], "now": now, "error": error}
+                    if conn.execute(_Q.reap_requeue, params).fetchone() is not None:
+                        result.requeued.append(row["id"])
+        return result
+
+    # -- operator ------------------------------------------------------------------------------
+
+    def get_job(self, job_id: int) -> Job | None:
+        conn = self._conn()
+        for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
+            row = conn.execute(query, {"id": job_id}).fetchone()
+            if row is not None:
+                return _row_to_job(row)
+        return None
+
+    def list_jobs(
+        self,
+        table: Table,
+        *,
+        queue: str | None = None,
+        task: str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        query = {"live": _Q.list_live, "archive": _Q.list_archive, "dead": _Q.list_dead}[table]
+        params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
+        return [_row_to_job(r) for r in self._conn().execute(query, params)]
+
+    def cancel(self, job_id: int) -> CancelOutcome:
+        with self._write() as conn:
+            params = {"id": job_id, "now": self.clock()}
+            if conn.execute(_Q.cancel_bury, params).rowcount == 1:
+                conn.execute(_Q.delete_job, params)
+                return "cancelled"
+            if conn.execute(_Q.cancel_request, params).fetchone() is not None:
+                return "cancel_requested"
+            for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
+                if conn.execute(query, params).fetchone() is not None:
+                    return "finished"
+        return "not_found"
+
+    def resurrect(
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None
+    ) -> bool:
+        with self._write() as conn:
+            now = self.clock()
+            params = {"id": job_id, "now": now, "payload": payload_json, "priority": priority}
+            row = conn.execute(_Q.resurrect, params).fetchone()
+            if row is None:
+                return False
+            conn.execute(_Q.delete_dead, params)
+            conn.execute(_Q.ensure_queue, {"name": row["queue"], "now": now})
+        return True
+
+    def purge(
+        self,
+        table: Literal["archive", "dead"],
+        older_than: float | None = None,
+        queue: str | None = None,
+        task: str | None = None,
+    ) -> int:
+        query = {"archive": _Q.purge_archive, "dead": _Q.purge_dead}[table]
+        with self._write() as conn:
+            before = None if older_than is None else self.clock() - older_than
+            return conn.execute(query, {"before": before, "queue": queue, "task": task}).rowcount
+
+    def purge_idempotency_keys(self, retention: float) -> int:
+        with self._write() as conn:
+            since = self.clock() - retention
+            return conn.execute(_Q.purge_idempotency, {"since": since}).rowcount
+
+    def set_priority(self, job_id: int, priority: int) -> bool:
+        with self._write() as conn:
+            params = {"id": job_id, "priority": priority, "now": self.clock()}
+            return conn.execute(_Q.set_priority, params).fetchone() is not None
+
+    def configure_queue(
+        self,
+        name: str,
+        *,
+        paused: bool | None = None,
+        active: bool | None = None,
+        max_workers: int | None = UNSET,
+        lease_seconds: float | None = None,
+        timeout_seconds: float | None = UNSET,
+    ) -> QueueInfo:
+        with self._write() as conn:
+            now = self.clock()
+            conn.execute(_Q.ensure_queue, {"name": name, "now": now})
+            conn.execute(
+                _Q.update_queue,
+                {
+                    "name": name,
+                    "now": now,
+                    "paused": paused,
+                    "active": active,
+                    "set_max_workers": max_workers is not UNSET,
+                    "max_workers": None if max_workers is UNSET else max_workers,
+                    "lease_seconds": lease_seconds,
+                    "set_timeout": timeout_seconds is not UNSET,
+                    "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
+                },
+            )
+        return next(q for q in self.list_queues() if q.name == name)
+
+    def list_queues(self) -> list[QueueInfo]:
+        rows = self._conn().execute(_Q.list_queues, {"now": self.clock()}).fetchall()
+        return [
+            QueueInfo(
+                name=r["name"],
+                paused=bool(r["paused"]),
+                active=bool(r["active"]),
+                max_workers=r["max_workers"],
+                lease_seconds=r["lease_seconds"],
+                timeout_seconds=r["timeout_seconds"],
+                pending=r["pending"],
+                scheduled=r["scheduled"],
+                fetched=r["fetched"],
+                processing=r["processing"],
+                expired=r["expired"],
+                oldest_ready_age=r["oldest_ready_age"],
+                archived=r["archived"],
+                dead=r["dead"],
+            )
+            for r in rows
+        ]
+
+
+def _split_statements(script: str) -> Iterator[str]:
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statement = buffer.strip()
+            if statement and not all(
+                part.strip().startswith("--") or not part.strip() for part in statement.splitlines()
+            ):
+                yield statement
+            buffer = ""
+    if buffer.strip() and not all(
+        p.strip().startswith("--") or not p.strip() for p in buffer.splitlines()
+    ):
+        raise MigrationError(f"incomplete SQL statement in migration: {buffer[:80]!r}")

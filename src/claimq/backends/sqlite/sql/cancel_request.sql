@@ -1,0 +1,4 @@
+-- Cancel of a running job: its worker sees the flag at its next heartbeat.
+UPDATE claimq_jobs SET cancel_requested = 1, updated_at = :now
+WHERE id = :id AND status = 'processing'
+RETURNING id

@@ -1,0 +1,12 @@
+UPDATE claimq_jobs
+SET status = 'pending',
+    run_at = :now + :delay,
+    worker_id = NULL,
+    claim_token = NULL,
+    lease_until = NULL,
+    heartbeat_at = NULL,
+    updated_at = :now,
+    errors = json_insert(errors, '$[#]', json(:error))
+WHERE id = :id AND claim_token = :token AND status IN ('fetched', 'processing')
+  AND :permanent = 0 AND attempts < max_attempts
+RETURNING id

@@ -1,0 +1,5 @@
+INSERT INTO claimq_jobs (queue, task, payload, tags, idempotency_key, priority, max_attempts,
+                         run_at, created_at, updated_at, timeout_seconds, retry)
+VALUES (:queue, :task, :payload, :tags, :idempotency_key, :priority, :max_attempts,
+        :run_at, :now, :now, :timeout_seconds, :retry)
+RETURNING id

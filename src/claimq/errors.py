@@ -1,0 +1,49 @@
+"""Exceptions raised by claimq, and the two a handler raises to steer its own retry."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+
+class ClaimqError(Exception):
+    """Base class of every error claimq raises."""
+
+
+class InvalidInput(ClaimqError, ValueError):
+    """Bad input to a public entry point; nothing was written."""
+
+
+class JobNotFound(ClaimqError, LookupError):
+    """No job with that id in the live, archive or dead tables (or not in the expected state)."""
+
+
+class LeaseLost(ClaimqError):
+    """A token-guarded write matched no row: the job was re-owned, released, reaped or cancelled.
+
+    The caller no longer owns the job and must not report any outcome for it.
+    """
+
+    def __init__(self, job_ids: list[int] | int, operation: str) -> None:
+        ids = [job_ids] if isinstance(job_ids, int) else list(job_ids)
+        self.job_ids = ids
+        self.operation = operation
+        super().__init__(f"lease lost on {operation} for job(s) {ids}")
+
+
+class MigrationError(ClaimqError):
+    """The schema is missing, half-applied or newer than this version of claimq."""
+
+
+class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruction
+    """Raise from a handler to retry the job after an explicit delay (counts as an attempt)."""
+
+    def __init__(self, after: float | timedelta = 0.0, reason: str = "") -> None:
+        seconds = after.total_seconds() if isinstance(after, timedelta) else float(after)
+        if seconds < 0:
+            raise InvalidInput("Retry(after=...) must not be negative")
+        self.after = seconds
+        super().__init__(reason or f"retry requested after {seconds:g}s")
+
+
+class Permanent(Exception):  # noqa: N818 - raised by handlers, reads as an instruction
+    """Raise from a handler when retrying cannot help: the job goes straight to dead letters."""

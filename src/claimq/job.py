@@ -1,0 +1,60 @@
+"""The job record as the public API sees it, wherever it lives (live, archive, dead)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    FETCHED = "fetched"
+    PROCESSING = "processing"
+    SUCCEEDED = "succeeded"  # lives in the archive table
+    DEAD = "dead"  # lives in the dead-letter table
+
+
+class DeadReason(StrEnum):
+    RETRIES_EXHAUSTED = "retries_exhausted"
+    PERMANENT_ERROR = "permanent_error"
+    CANCELLED = "cancelled"
+    LEASE_EXPIRED = "lease_expired"
+    TIMEOUT = "timeout"
+    UNKNOWN_TASK = "unknown_task"
+    TOO_OLD = "too_old"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    queue: str
+    task: str
+    payload: dict[str, Any]
+    status: Status
+    priority: int = 0
+    attempts: int = 0
+    max_attempts: int = 20
+    tags: tuple[str, ...] = ()
+    idempotency_key: str | None = None
+    worker_id: str | None = None
+    claim_token: str | None = None
+    lease_until: datetime | None = None
+    heartbeat_at: datetime | None = None
+    run_at: datetime | None = None
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    finished_at: datetime | None = None
+    cancel_requested: bool = False
+    timeout: float | None = None
+    retry: dict[str, Any] | None = None
+    errors: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    result: Any = None
+    reason: str | None = None  # dead letters only
+
+    @property
+    def effective_key(self) -> str:
+        """The stable key handlers pass downstream: the caller's key, or one derived from the id."""
+        return self.idempotency_key or f"claimq-job-{self.id}"

@@ -1,0 +1,45 @@
+"""Retry policy: exponential backoff with full jitter and a cap."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from claimq.errors import InvalidInput
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """delay(n) = min(cap, base * factor**(n-1)), then jittered down by up to `jitter` of itself."""
+
+    base: float = 1.0
+    factor: float = 2.0
+    cap: float = 3600.0
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.base < 0 or self.cap < 0 or self.factor < 1 or not 0 <= self.jitter <= 1:
+            raise InvalidInput(
+                "RetryPolicy needs base >= 0, cap >= 0, factor >= 1 and 0 <= jitter <= 1"
+            )
+
+    def delay(self, attempt: int, rng: random.Random | None = None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        exponent = min(max(attempt - 1, 0), 64)  # bounded so factor**exponent cannot overflow
+        raw = min(self.cap, self.base * self.factor**exponent)
+        spread = (rng or random).random() * self.jitter
+        return raw * (1.0 - spread)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetryPolicy:
+        unknown = set(data) - {"base", "factor", "cap", "jitter"}
+        if unknown:
+            raise InvalidInput(f"unknown retry policy option(s): {sorted(unknown)}")
+        return cls(**{k: float(v) for k, v in data.items()})
+
+
+DEFAULT_RETRY = RetryPolicy()

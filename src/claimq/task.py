@@ -1,0 +1,101 @@
+"""Tasks: functions registered under a stable name, with their default job options."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
+
+from claimq import _validate
+from claimq.retry import DEFAULT_RETRY, RetryPolicy
+
+if TYPE_CHECKING:
+    from claimq.app import App
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """Per-call job options, kept apart from the handler's own keyword arguments."""
+
+    queue: str | None = None
+    priority: int | None = None
+    run_at: datetime | None = None
+    delay: float | timedelta | None = None
+    idempotency_key: str | None = None
+    max_attempts: int | None = None
+    tags: tuple[str, ...] = ()
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class Task(Generic[P, R]):
+    """A registered handler. Call it to run it directly; `.enqueue(**kwargs)` to queue a job."""
+
+    app: App
+    fn: Callable[P, R]
+    name: str
+    queue: str = "default"
+    priority: int = 0
+    max_attempts: int = 20
+    retry: RetryPolicy = DEFAULT_RETRY
+    timeout: float | None = None
+    wants_context: bool = False
+    options: CallOptions = field(default_factory=CallOptions)
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.fn(*args, **kwargs)
+
+    def with_options(self, **options: Any) -> Task[P, R]:
+        """A copy whose next enqueue uses these job options (queue, priority, delay, run_at,
+        idempotency_key, max_attempts, tags, timeout)."""
+        try:
+            merged = replace(self.options, **options)
+        except TypeError:
+            known = sorted(CallOptions.__dataclass_fields__)
+            raise _validate.InvalidInput(
+                f"unknown job option(s) {sorted(set(options) - set(known))}; known: {known}"
+            ) from None
+        return replace(self, options=merged)
+
+    def _job_options(self, **kwargs: Any) -> dict[str, Any]:
+        o = self.options
+        return {
+            "task": self.name,
+            "payload": kwargs,
+            "queue": o.queue or self.queue,
+            "priority": self.priority if o.priority is None else o.priority,
+            "run_at": o.run_at,
+            "delay": o.delay,
+            "idempotency_key": o.idempotency_key,
+            "max_attempts": o.max_attempts or self.max_attempts,
+            "tags": o.tags,
+            "timeout": o.timeout or self.timeout,
+            "retry": None,
+        }
+
+    def enqueue(self, conn: Any = None, **kwargs: Any) -> int:
+        """Queue one job whose payload is these keyword arguments; returns its id."""
+        return self.app.enqueue(conn=conn, **self._job_options(**kwargs))
+
+    async def aenqueue(self, conn: Any = None, **kwargs: Any) -> int:
+        return await self.app.aenqueue(conn=conn, **self._job_options(**kwargs))
+
+
+def default_name(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def takes_context(fn: Callable[..., Any]) -> bool:
+    """A handler that declares a first parameter named `ctx` (or `context`) receives the job's
+    context there."""
+    params = list(inspect.signature(fn).parameters)
+    return bool(params) and params[0] in ("ctx", "context")
