@@ -376,7 +376,7 @@ class App:
         lease: float | None = None,
         timeout: float | None = UNSET,
     ) -> QueueInfo:
-        """Create or change a queue. `max_workers=None` lifts the limit; `timeout=None` clears it."""
+        """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it."""
         _validate.queue_name(name)
         if max_workers is not UNSET and max_workers is not None:
             _validate.integer(max_workers, "max_workers", 1, 1_000_000)

@@ -18,8 +18,8 @@ from claimq.backends.base import (
     UNSET,
     CancelOutcome,
     Completion,
-    Failure,
     FailResult,
+    Failure,
     HeartbeatResult,
     Owned,
     QueueInfo,
@@ -209,7 +209,9 @@ class SQLiteBackend:
         with self._write() as own:
             return self._insert(own, jobs, retention)
 
-    def _insert(self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float) -> list[int]:
+    def _insert(
+        self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
+    ) -> list[int]:
         now = self.clock()
         ids: list[int] = []
         seen_queues: set[str] = set()

@@ -1,0 +1,76 @@
+"""Database calls from the event loop: run in a small thread pool, retried through outages."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from claimq.errors import ClaimqError
+
+T = TypeVar("T")
+log = logging.getLogger("claimq.worker")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Errors that an outage or a busy database explains; anything else is a bug to surface."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return True
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        return False
+    return isinstance(
+        exc, psycopg.OperationalError | psycopg_pool.PoolTimeout | psycopg.errors.AdminShutdown
+    ) or (isinstance(exc, psycopg.DatabaseError) and getattr(exc, "sqlstate", "") in (
+        "40001", "40P01", "57P01", "57P02", "57P03", "08000", "08003", "08006"))
+
+
+class DB:
+    """Runs backend calls off the loop. `call` raises; `retry` keeps trying through outages."""
+
+    def __init__(self, threads: int = 4) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="claimq-db")
+        self.outage = False
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, fn, *args)
+
+    async def retry(
+        self,
+        what: str,
+        fn: Callable[..., T],
+        *args: Any,
+        give_up: Callable[[], bool] = lambda: False,
+        max_delay: float = 5.0,
+    ) -> T:
+        """Call until it succeeds. Transient errors back off with jitter (bounded); `give_up`
+        ends the attempts early (raising ClaimqError), e.g. once a lease has run out."""
+        delay = 0.05
+        while True:
+            try:
+                result = await self.call(fn, *args)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                if not self.outage:
+                    log.warning("database unavailable during %s: %s; retrying", what, exc)
+                self.outage = True
+                if give_up():
+                    raise ClaimqError(f"gave up on {what} after database errors") from exc
+                await asyncio.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, max_delay)
+                continue
+            if self.outage:
+                log.warning("database reachable again (%s)", what)
+                self.outage = False
+            return result
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,59 @@
+"""Fetcher: claims only as many jobs as there are free slots, then starts them.
+
+After an empty claim it backs off with jitter up to the poll interval (never a tight loop); a
+NOTIFY from an enqueue, or a freed slot, wakes it early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import TYPE_CHECKING
+
+from claimq.errors import ClaimqError
+
+if TYPE_CHECKING:
+    from claimq.worker import Runtime
+
+MIN_IDLE_WAIT = 0.05
+
+
+async def wait_any(*events: asyncio.Event, timeout: float | None = None) -> None:
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waiters:
+            w.cancel()
+
+
+async def fetch_loop(rt: Runtime) -> None:
+    state = rt.state
+    idle_wait = MIN_IDLE_WAIT
+    while not state.stopping.is_set():
+        free = state.free
+        if free <= 0:
+            state.slots_free.clear()
+            if state.free <= 0:
+                await wait_any(state.slots_free, state.stopping)
+            continue
+        state.wake.clear()  # cleared before the claim, so a NOTIFY during it is not lost
+        try:
+            jobs = await rt.db.retry(
+                "claim",
+                rt.backend.claim,
+                rt.worker_id,
+                rt.queues,
+                min(free, rt.batch),
+                rt.lease,
+                give_up=state.stopping.is_set,
+            )
+        except ClaimqError:
+            break  # stopping while the database was away
+        state.count("claims")
+        if jobs:
+            idle_wait = MIN_IDLE_WAIT
+            await rt.start_jobs(jobs)
+            continue
+        await wait_any(state.wake, state.stopping, timeout=idle_wait * (0.5 + random.random() / 2))
+        idle_wait = MIN_IDLE_WAIT if state.wake.is_set() else min(idle_wait * 2, rt.poll_interval)

@@ -1,0 +1,30 @@
+"""Reaper: every worker runs it, jittered; its statements are conditional, so twice is harmless."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import TYPE_CHECKING
+
+from claimq._worker.dbcall import is_transient
+
+if TYPE_CHECKING:
+    from claimq.worker import Runtime
+
+log = logging.getLogger("claimq.worker")
+
+
+async def reap_loop(rt: Runtime) -> None:
+    while not rt.state.stopping.is_set():
+        await asyncio.sleep(rt.reap_interval * (0.5 + random.random()))
+        try:
+            result = await rt.db.call(rt.backend.reap, 1000)
+        except Exception as exc:
+            if not is_transient(exc):
+                log.exception("reaper failed")
+            continue
+        if result.requeued or result.dead:
+            rt.state.count("reaped", len(result.requeued) + len(result.dead))
+            log.info("reaper: %d expired lease(s) back to pending, %d to dead letters",
+                     len(result.requeued), len(result.dead))

@@ -1,0 +1,65 @@
+"""What one worker process holds: its in-flight jobs and the signals between its loops."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from claimq.backends.base import Owned
+from claimq.job import Job
+
+
+@dataclass(eq=False)
+class InFlight:
+    """One job this worker owns, from claim until its outcome is written (or its lease lost)."""
+
+    job: Job
+    attempt: int = 0
+    lease_seconds: float = 30.0
+    lease_deadline: float = 0.0  # monotonic: past this, without a heartbeat, assume it is lost
+    started: bool = False
+    finished: bool = False  # handler returned; its outcome may still be on its way
+    lost: bool = False  # a guarded write matched no row: never report an outcome
+    completed_by_handler: bool = False  # ctx.complete_in() committed it in the handler's txn
+    cancel: threading.Event = field(default_factory=threading.Event)
+    task: asyncio.Task[Any] | None = None
+    started_at: float = 0.0
+
+    @property
+    def owned(self) -> Owned:
+        assert self.job.claim_token is not None
+        return Owned(self.job.id, self.job.claim_token)
+
+    def renew(self) -> None:
+        self.lease_deadline = time.monotonic() + self.lease_seconds
+
+
+@dataclass
+class WorkerState:
+    concurrency: int
+    jobs: dict[int, InFlight] = field(default_factory=dict)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)  # set by NOTIFY or freed slots
+    slots_free: asyncio.Event = field(default_factory=asyncio.Event)
+    counters: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def free(self) -> int:
+        """Slots for new claims: handlers not running, while outcomes still being written stay
+        bounded (at most one more batch of them than there are slots)."""
+        running = sum(1 for f in self.jobs.values() if not f.finished)
+        return max(min(self.concurrency - running, 2 * self.concurrency - len(self.jobs)), 0)
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] = self.counters.get(name, 0) + n
+
+    def finish(self, flight: InFlight) -> None:
+        flight.finished = True
+        self.slots_free.set()
+
+    def forget(self, job_id: int) -> None:
+        self.jobs.pop(job_id, None)
+        self.slots_free.set()

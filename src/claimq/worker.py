@@ -1,0 +1,430 @@
+"""The worker: an asyncio runtime of small loops (fetcher, executor, heartbeater, completer,
+reaper, listener) that runs a claimq App's tasks, and a supervisor for several processes."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import random
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from claimq import _validate
+from claimq._worker.completer import Outcome, complete_loop
+from claimq._worker.dbcall import DB
+from claimq._worker.executor import run_job
+from claimq._worker.fetcher import fetch_loop, wait_any
+from claimq._worker.heartbeater import heartbeat_loop
+from claimq._worker.notifier import start_listener
+from claimq._worker.reaper import reap_loop
+from claimq._worker.state import InFlight, WorkerState
+from claimq.app import App
+from claimq.backends.base import Completion
+from claimq.errors import InvalidInput, LeaseLost
+from claimq.job import Job
+
+log = logging.getLogger("claimq.worker")
+
+
+@dataclass
+class JobContext:
+    """What a handler that takes `ctx` as its first parameter can see and do."""
+
+    job: Job
+    attempt: int
+    worker_id: str
+    _flight: InFlight = field(repr=False)
+    _rt: Runtime = field(repr=False)
+
+    @property
+    def id(self) -> int:
+        return self.job.id
+
+    @property
+    def idempotency_key(self) -> str:
+        """Stable across retries: pass it to downstream systems so a rerun repeats no effect."""
+        return self.job.effective_key
+
+    @property
+    def cancelled(self) -> bool:
+        """True once an operator asked to cancel this job (seen at a heartbeat)."""
+        return self._flight.cancel.is_set()
+
+    @property
+    def lease_lost(self) -> bool:
+        return self._flight.lost
+
+    def heartbeat(self) -> None:
+        """Extend this job's lease now (from a sync handler). Raises LeaseLost."""
+        result = self._rt.backend.heartbeat([self._flight.owned], self._rt.lease)
+        if self.job.id in result.lost:
+            raise LeaseLost(self.job.id, "heartbeat")
+        self._flight.renew()
+        if self.job.id in result.cancel_requested:
+            self._flight.cancel.set()
+
+    async def aheartbeat(self) -> None:
+        await asyncio.to_thread(self.heartbeat)
+
+    def complete_in(self, conn: Any, result: Any = None) -> None:
+        """Complete the job inside the caller's open transaction on `conn` (a sqlite3 or psycopg
+        connection), so the handler's business writes and the completion commit together.
+        Raises LeaseLost (roll back!) when the job is no longer ours."""
+        done = Completion(self.job.id, self._flight.owned.token, _validate.result_json(result))
+        if self.job.id not in self._rt.backend.complete([done], conn):
+            raise LeaseLost(self.job.id, "complete")
+        self._flight.completed_by_handler = True
+
+
+@dataclass
+class Runtime:
+    """Everything the loops share."""
+
+    app: App
+    queues: list[str] | None
+    concurrency: int
+    lease: float | None
+    poll_interval: float
+    grace: float
+    batch: int
+    worker_id: str
+    state: WorkerState
+    db: DB
+    handler_pool: ThreadPoolExecutor
+    outcomes: asyncio.Queue[Outcome | None] = field(default_factory=asyncio.Queue)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    listener_stop: threading.Event = field(default_factory=threading.Event)
+    default_lease: float = 30.0
+
+    @property
+    def backend(self) -> Any:
+        return self.app.backend
+
+    @property
+    def heartbeat_interval(self) -> float:
+        leases = [f.lease_seconds for f in self.state.jobs.values()] or [
+            self.lease or self.default_lease
+        ]
+        return max(min(leases) / 3.0, 0.05)
+
+    @property
+    def reap_interval(self) -> float:
+        return max(min(self.lease or self.default_lease, 60.0) / 2.0, 0.5)
+
+    def submit(self, outcome: Outcome) -> None:
+        self.state.finish(outcome.flight)
+        self.outcomes.put_nowait(outcome)
+
+    def abandon(self, flight: InFlight, why: str) -> None:
+        """Give a job up without reporting anything: someone else owns it now (or will)."""
+        if flight.lost:
+            return
+        flight.lost = True
+        self.state.count("lease_lost")
+        log.warning("job %s abandoned: %s", flight.job.id, why)
+        if flight.task is not None and not flight.task.done():
+            flight.task.cancel()
+        if flight.task is None or flight.task.done():
+            self.state.forget(flight.job.id)
+
+    async def start_jobs(self, jobs: list[Job]) -> None:
+        flights = []
+        for job in jobs:
+            lease_len = _lease_length(job, self.lease or self.default_lease)
+            flight = InFlight(job=job, lease_seconds=lease_len)
+            flight.renew()
+            self.state.jobs[job.id] = flight
+            flights.append(flight)
+        if self.state.stopping.is_set():
+            await self.release([f for f in flights])
+            return
+        try:
+            started = await self.db.retry(
+                "start", self.backend.start, [f.owned for f in flights], self.lease,
+                give_up=lambda: all(time.monotonic() > f.lease_deadline for f in flights),
+            )
+        except Exception:  # noqa: BLE001 - the leases ran out: the reaper hands them back
+            log.warning("could not start %d claimed job(s); leaving them to the reaper", len(jobs))
+            for f in flights:
+                self.state.forget(f.job.id)
+            return
+        attempts = {s.id: s.attempts for s in started}
+        for f in flights:
+            if f.job.id not in attempts:
+                log.info("job %s was cancelled or re-owned before it started", f.job.id)
+                self.state.forget(f.job.id)
+                continue
+            f.attempt = attempts[f.job.id]
+            f.started = True
+            f.renew()
+            f.task = asyncio.create_task(run_job(self, f), name=f"claimq-job-{f.job.id}")
+        self.state.count("started", len(attempts))
+
+    async def release(self, flights: Sequence[InFlight]) -> None:
+        """Hand jobs back to pending (attempt not counted); they are no longer ours either way."""
+        flights = [f for f in flights if not f.lost]
+        if not flights:
+            return
+        for f in flights:
+            f.lost = True  # from here on, nothing this process does may report an outcome
+        try:
+            released = await self.db.retry(
+                "release", self.backend.release, [f.owned for f in flights], 0.0,
+                give_up=lambda: all(time.monotonic() > f.lease_deadline for f in flights),
+            )
+            self.state.count("released", len(released))
+        except Exception:  # noqa: BLE001 - leases run out; the reaper recovers them
+            log.warning("could not release %d job(s); their leases will expire", len(flights))
+        for f in flights:
+            self.state.forget(f.job.id)
+
+
+def _lease_length(job: Job, fallback: float) -> float:
+    if job.lease_until is not None and job.updated_at is not None:
+        return max((job.lease_until - job.updated_at).total_seconds(), 0.05)
+    return fallback
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    """Runs an App's tasks. `Worker(app).run()` blocks until SIGTERM/SIGINT (graceful: stop
+    claiming, release fetched jobs, give running ones `grace` seconds, then release them; a
+    second signal stops at once and leaves the jobs to lease expiry)."""
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        queues: Sequence[str] | None = None,
+        concurrency: int = 10,
+        lease: float | None = None,
+        poll_interval: float = 1.0,
+        grace: float = 30.0,
+        batch: int | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.app = app
+        self.queues = None if queues is None else [_validate.queue_name(q) for q in queues]
+        self.concurrency = _validate.integer(concurrency, "concurrency", 1, 10_000)
+        self.lease = None if lease is None else _validate.seconds(lease, "lease", allow_zero=False)
+        self.poll_interval = _validate.seconds(poll_interval, "poll_interval", allow_zero=False)
+        self.grace = _validate.seconds(grace, "grace")
+        self.batch = _validate.integer(batch or self.concurrency, "batch", 1, 10_000)
+        self.worker_id = worker_id or default_worker_id()
+        self.runtime: Runtime | None = None
+        self._stop_requests = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def run(self, *, install_signals: bool = True) -> dict[str, int]:
+        """Run until stopped; returns the counters (claims, started, completed, …)."""
+        return asyncio.run(self.arun(install_signals=install_signals))
+
+    def stop(self) -> None:
+        """Ask for a graceful stop (thread-safe). A second call stops at once."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._on_signal)
+
+    def _on_signal(self) -> None:
+        self._stop_requests += 1
+        rt = self.runtime
+        if rt is None:
+            return
+        if self._stop_requests == 1:
+            log.info("worker %s: stopping (grace %.1fs); signal again to stop at once",
+                     self.worker_id, self.grace)
+            rt.state.stopping.set()
+        else:
+            log.warning("worker %s: stopping at once; leases will recover running jobs",
+                        self.worker_id)
+            sys.stdout.flush()
+            os._exit(130)
+
+    async def arun(self, *, install_signals: bool = True) -> dict[str, int]:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        check = getattr(self.app.backend, "check_schema", None)
+        if check is not None:
+            check()
+        rt = Runtime(
+            app=self.app,
+            queues=self.queues,
+            concurrency=self.concurrency,
+            lease=self.lease,
+            poll_interval=self.poll_interval,
+            grace=self.grace,
+            batch=self.batch,
+            worker_id=self.worker_id,
+            state=WorkerState(concurrency=self.concurrency),
+            db=DB(threads=4),
+            handler_pool=ThreadPoolExecutor(
+                max_workers=self.concurrency * 2, thread_name_prefix="claimq-handler"
+            ),
+        )
+        self.runtime = rt
+        if install_signals and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self._on_signal)
+        listener = start_listener(rt, loop)
+        log.info("worker %s started: queues=%s concurrency=%d", rt.worker_id,
+                 ",".join(rt.queues) if rt.queues else "*", rt.concurrency)
+        background = [
+            asyncio.create_task(heartbeat_loop(rt), name="claimq-heartbeat"),
+            asyncio.create_task(complete_loop(rt), name="claimq-completer"),
+            asyncio.create_task(reap_loop(rt), name="claimq-reaper"),
+        ]
+        try:
+            await fetch_loop(rt)
+            await self._drain(rt)
+        finally:
+            rt.finished.set()
+            rt.listener_stop.set()
+            for t in background:
+                t.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+            rt.handler_pool.shutdown(wait=False, cancel_futures=True)
+            rt.db.close()
+            if listener is not None:
+                listener.join(timeout=2)
+            if install_signals and threading.current_thread() is threading.main_thread():
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(sig)
+        log.info("worker %s stopped: %s", rt.worker_id, rt.state.counters)
+        return dict(rt.state.counters)
+
+    async def _drain(self, rt: Runtime) -> None:
+        """Graceful shutdown after the fetcher stopped."""
+        state = rt.state
+        not_started = [f for f in state.jobs.values() if not f.started and not f.lost]
+        await rt.release(not_started)
+        deadline = time.monotonic() + rt.grace
+        while any(not f.finished and not f.lost for f in state.jobs.values()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            state.slots_free.clear()
+            await wait_any(state.slots_free, timeout=min(remaining, 0.5))
+        running = [f for f in state.jobs.values() if not f.finished and not f.lost]
+        if running:
+            log.warning("grace period over: handing %d running job(s) back", len(running))
+            await rt.release(running)
+            for f in running:
+                if f.task is not None:
+                    f.task.cancel()
+        rt.outcomes.put_nowait(None)  # the completer writes what is queued, then ends
+        completer = next(
+            (t for t in asyncio.all_tasks() if t.get_name() == "claimq-completer"), None
+        )
+        if completer is not None:
+            await asyncio.wait([completer], timeout=max(rt.default_lease, 5.0))
+
+
+# -- command-line entry and the multi-process supervisor ---------------------------------------
+
+
+def import_app(path: str) -> App:
+    """`module:attribute` -> the App it names. Raises InvalidInput with a clear message."""
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise InvalidInput(f"APP must look like module:attribute, got {path!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidInput(f"cannot import {module_name!r}: {exc}") from None
+    app = getattr(module, attr, None)
+    if not isinstance(app, App):
+        raise InvalidInput(f"{path!r} is not a claimq.App (got {type(app).__name__})")
+    return app
+
+
+def _child_main(
+    app_path: str, url: str | None, options: dict[str, Any], log_level: int
+) -> None:
+    logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = import_app(app_path)
+    if url is not None:
+        app.url = url
+    Worker(app, **options).run()
+
+
+def run_worker(
+    app: App,
+    *,
+    queues: list[str] | None = None,
+    concurrency: int = 10,
+    processes: int = 1,
+    lease: float | None = None,
+    poll_interval: float = 1.0,
+    grace: float = 30.0,
+    app_path: str | None = None,
+) -> int:
+    """Run one worker in this process, or a supervisor of `processes` worker processes that
+    restarts any that dies. Returns an exit code."""
+    options: dict[str, Any] = {
+        "queues": queues, "concurrency": concurrency, "lease": lease,
+        "poll_interval": poll_interval, "grace": grace,
+    }
+    Worker(app, **options)  # validates the options before anything starts
+    if processes <= 1:
+        Worker(app, **options).run()
+        return 0
+    if app_path is None:
+        raise InvalidInput("several processes need the app as module:attribute (app_path)")
+    return _supervise(app_path, app.url, options, processes)
+
+
+def _supervise(app_path: str, url: str, options: dict[str, Any], processes: int) -> int:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    level = logging.getLogger().getEffectiveLevel()
+    children: list[Any] = []
+    stopping = threading.Event()
+    signals = 0
+
+    def spawn() -> Any:
+        p = ctx.Process(target=_child_main, args=(app_path, url, options, level), daemon=False)
+        p.start()
+        return p
+
+    def on_signal(signum: int, _frame: object) -> None:
+        nonlocal signals
+        signals += 1
+        stopping.set()
+        for p in children:
+            if p.is_alive() and p.pid is not None:
+                os.kill(p.pid, signal.SIGTERM if signals == 1 else signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    children.extend(spawn() for _ in range(processes))
+    restarts = 0
+    while not stopping.is_set():
+        for i, p in enumerate(children):
+            if not p.is_alive() and not stopping.is_set():
+                restarts += 1
+                log.warning("worker process %s exited with %s; starting another", p.pid,
+                            p.exitcode)
+                time.sleep(min(0.1 * restarts, 1.0) * random.random())
+                children[i] = spawn()
+        stopping.wait(0.2)
+    for p in children:
+        p.join()
+    return 0
+
+
+__all__ = ["JobContext", "Worker", "import_app", "run_worker"]

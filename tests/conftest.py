@@ -1,0 +1,68 @@
+"""Shared fixtures: every backend-facing test runs against a real SQLite file and a real
+PostgreSQL server. With CLAIMQ_REQUIRE_POSTGRES=1 (CI) a missing server fails the run."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from claimq import App
+
+PG_ADMIN_URL = os.environ.get("CLAIMQ_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+PG_DB = os.environ.get("CLAIMQ_TEST_PG_DB", "claimq_test")
+REQUIRE_PG = os.environ.get("CLAIMQ_REQUIRE_POSTGRES") == "1"
+
+
+def _pg_base_url() -> str:
+    """URL of the test database, created on first use; skips (or fails, under CI) without PG."""
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_DB,)).fetchone()
+            if not exists:
+                try:
+                    conn.execute(f'CREATE DATABASE "{PG_DB}"')
+                except psycopg.errors.DuplicateDatabase:
+                    pass
+    except Exception as exc:  # noqa: BLE001 - any failure to reach the server means the same
+        if REQUIRE_PG:
+            pytest.fail(f"PostgreSQL is required (CLAIMQ_REQUIRE_POSTGRES=1) but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_DB
+
+
+@pytest.fixture(scope="session")
+def pg_base_url() -> str:
+    return _pg_base_url()
+
+
+def drop_schema(base_url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    """A fresh, empty database URL on each backend: a new SQLite file, or a new PG schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/claimq.db"
+        return
+    base = request.getfixturevalue("pg_base_url")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    yield f"{base}?schema={schema}"
+    drop_schema(base, schema)
+
+
+@pytest.fixture
+def app(db_url: str) -> Iterator[App]:
+    """A migrated App on a fresh database of each backend."""
+    instance = App(db_url)
+    instance.migrate()
+    yield instance
+    instance.close()
