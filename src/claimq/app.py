@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
@@ -65,6 +66,11 @@ class App:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A connection inside an open transaction (committed on clean exit, rolled back on an
+        exception): pass it as `conn=` to enqueue or to a handler's ctx.complete_in()."""
+        return self.backend.transaction()
 
     def migrate(self) -> list[int]:
         """Apply pending schema migrations; safe when several processes run it at once."""
@@ -278,9 +284,13 @@ class App:
         """Record a failed attempt: retry with backoff, or dead letters. Raises LeaseLost."""
         from claimq._worker.outcome import failure_for
 
+        if attempt is None:
+            # The Job came from claim(), before start() spent the attempt: ask the database.
+            current = self.backend.get_job(job.id)
+            owned = current is not None and current.claim_token == job.claim_token
+            attempt = current.attempts if owned and current is not None else job.attempts
         failure = failure_for(
-            job, error, attempt=attempt or job.attempts, worker_id=worker_id or job.worker_id,
-            policy=retry,
+            job, error, attempt=attempt, worker_id=worker_id or job.worker_id, policy=retry,
         )
         result = self.backend.fail([failure])
         if job.id in result.lost:

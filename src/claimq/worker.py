@@ -115,7 +115,9 @@ class Runtime:
         leases = [f.lease_seconds for f in self.state.jobs.values()] or [
             self.lease or self.default_lease
         ]
-        return max(min(leases) / 3.0, 0.05)
+        # A third of the shortest lease, and at least every 2 s so that a cancel requested from
+        # another machine is seen promptly; one statement covers every job in flight.
+        return max(min(min(leases) / 3.0, 2.0), 0.05)
 
     @property
     def reap_interval(self) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -95,6 +96,7 @@ class Backend(Protocol):
     url: str
     kind: str  # "sqlite" or "postgresql"
 
+    def transaction(self) -> AbstractContextManager[Any]: ...
     def migrate(self) -> list[int]: ...
     def schema_version(self) -> int: ...
     def close(self) -> None: ...

@@ -116,6 +116,13 @@ class PostgresBackend:
         with self._pool.connection() as conn:
             yield conn
 
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        """A pooled connection inside a transaction, for the caller's business writes together
+        with enqueue(conn=…) or a handler's ctx.complete_in(conn)."""
+        with self._conn() as conn, conn.transaction():
+            yield conn
+
     def close(self) -> None:
         self._pool.close()
 
@@ -207,10 +214,11 @@ class PostgresBackend:
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
-        cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in jobs})})
         plain = [j for j in jobs if j.idempotency_key is None]
         plain_ids: Iterator[int] = iter(())
         if plain:
+            # Keyed jobs create their queue only if they insert (insert_keyed_job).
+            cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in plain})})
             query, params = self.enqueue_params(plain)
             cur.execute(query, params)
             plain_ids = iter([r["id"] for r in cur.fetchall()])

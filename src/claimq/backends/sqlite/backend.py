@@ -115,6 +115,7 @@ class SQLiteBackend:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
+        self._writer = threading.Lock()
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -143,13 +144,23 @@ class SQLiteBackend:
         """One short write transaction; BEGIN IMMEDIATE takes the writer lock up front so two
         claimers can never interleave."""
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        # Threads of one process queue here rather than in SQLite's busy handler, whose sleeps
+        # grow to 100 ms; only other processes contend for the file lock.
+        with self._writer:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction on claimq's own connection, for the caller's business writes
+        together with enqueue(conn=…) or a handler's ctx.complete_in(conn)."""
+        with self._write() as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._all_lock:
@@ -216,16 +227,16 @@ class SQLiteBackend:
         ids: list[int] = []
         seen_queues: set[str] = set()
         for job in jobs:
-            if job.queue not in seen_queues:
-                conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
-                seen_queues.add(job.queue)
             if job.idempotency_key is not None:
                 holder = conn.execute(
                     _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
                 ).fetchone()
                 if holder is not None and holder["holds"]:
                     ids.append(holder["job_id"])
-                    continue
+                    continue  # a held key writes nothing, not even its queue
+            if job.queue not in seen_queues:
+                conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
+                seen_queues.add(job.queue)
             run_at = job.run_at.timestamp() if job.run_at is not None else now + job.delay
             job_id = conn.execute(
                 _Q.insert_job,

@@ -1,5 +1,6 @@
 -- One job with an idempotency key: the key row and the job commit together, or neither does.
 -- ON CONFLICT waits for a concurrent enqueue of the same key to finish, then yields no row.
+-- The queue is created only when the job is: a held key writes nothing.
 WITH new_id AS (
     SELECT nextval('{schema}.job_ids') AS id
 ), key AS (
@@ -7,6 +8,9 @@ WITH new_id AS (
     SELECT %(key)s, id FROM new_id
     ON CONFLICT (key) DO NOTHING
     RETURNING job_id
+), queue AS (
+    INSERT INTO {schema}.queues (name) SELECT %(queue)s FROM key
+    ON CONFLICT (name) DO NOTHING
 ), inserted AS (
     INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key, priority,
                                max_attempts, run_at, timeout_seconds, retry)

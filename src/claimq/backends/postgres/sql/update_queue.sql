@@ -1,9 +1,15 @@
-INSERT INTO {schema}.queues AS q (name) VALUES (%(name)s)
+-- Create or change a queue; a new queue takes the given settings too, not only the defaults.
+INSERT INTO {schema}.queues AS q (name, paused, active, max_workers, lease_seconds,
+                                  timeout_seconds)
+VALUES (%(name)s, coalesce(%(paused)s::boolean, false), coalesce(%(active)s::boolean, true),
+        CASE WHEN %(set_max_workers)s THEN %(max_workers)s::int END,
+        coalesce(%(lease_seconds)s::float8, 30),
+        CASE WHEN %(set_timeout)s THEN %(timeout_seconds)s::float8 END)
 ON CONFLICT (name) DO UPDATE
-SET paused = coalesce(%(paused)s, q.paused),
-    active = coalesce(%(active)s, q.active),
+SET paused = coalesce(%(paused)s::boolean, q.paused),
+    active = coalesce(%(active)s::boolean, q.active),
     max_workers = CASE WHEN %(set_max_workers)s THEN %(max_workers)s::int ELSE q.max_workers END,
-    lease_seconds = coalesce(%(lease_seconds)s, q.lease_seconds),
+    lease_seconds = coalesce(%(lease_seconds)s::float8, q.lease_seconds),
     timeout_seconds = CASE WHEN %(set_timeout)s THEN %(timeout_seconds)s::float8
                            ELSE q.timeout_seconds END,
     updated_at = now()
