@@ -15,14 +15,13 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from claimq import _validate
 from claimq._worker.completer import Outcome, complete_loop
 from claimq._worker.dbcall import DB
-from claimq._worker.executor import run_job
+from claimq._worker.executor import HandlerThreads, run_job
 from claimq._worker.fetcher import fetch_loop, wait_any
 from claimq._worker.heartbeater import heartbeat_loop
 from claimq._worker.notifier import start_listener
@@ -100,7 +99,7 @@ class Runtime:
     worker_id: str
     state: WorkerState
     db: DB
-    handler_pool: ThreadPoolExecutor
+    handler_pool: HandlerThreads
     outcomes: asyncio.Queue[Outcome | None] = field(default_factory=asyncio.Queue)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     listener_stop: threading.Event = field(default_factory=threading.Event)
@@ -271,9 +270,7 @@ class Worker:
             worker_id=self.worker_id,
             state=WorkerState(concurrency=self.concurrency),
             db=DB(threads=4),
-            handler_pool=ThreadPoolExecutor(
-                max_workers=self.concurrency * 2, thread_name_prefix="claimq-handler"
-            ),
+            handler_pool=HandlerThreads(max_workers=self.concurrency * 2),
         )
         self.runtime = rt
         if install_signals and threading.current_thread() is threading.main_thread():

@@ -1,0 +1,163 @@
+"""What a real worker process makes of each kind of handler outcome, on SQLite and PostgreSQL:
+success (sync and async), timeout, retry then success, permanent failure, unknown task, and a
+cancel requested from another process while the job runs."""
+
+from __future__ import annotations
+
+import pytest
+from worker_harness import archived, dead, live, wait_finished
+
+from claimq import App, RetryPolicy
+
+pytestmark = pytest.mark.timeout(90)
+
+FAST_RETRY = RetryPolicy(base=0.1, factor=1.0, cap=0.1, jitter=0.0)
+OPTIONS = {"concurrency": 4, "lease": 3.0, "poll_interval": 0.2, "grace": 5.0}
+
+
+def test_sync_and_async_handlers_complete_into_the_archive(app: App, spawn_worker) -> None:
+    ids = {app.enqueue("t.echo_sync", {"x": i}): ("sync", i) for i in range(3)}
+    ids |= {app.enqueue("t.echo_async", {"x": i}): ("async", i) for i in range(3)}
+    worker = spawn_worker(app.url, **OPTIONS)
+    worker_id = worker.wait_started()
+    wait_finished(app, ids)
+    assert worker.stop() == 0
+
+    done = {j.id: j for j in archived(app)}
+    assert set(done) == set(ids)
+    for job_id, (kind, x) in ids.items():
+        job = done[job_id]
+        assert job.result == {"x": x, "kind": kind}
+        assert job.attempts == 1
+        assert job.errors == ()
+        assert job.worker_id == worker_id
+        assert job.started_at is not None and job.finished_at is not None
+    assert live(app) == [] and dead(app) == []
+    counters = worker.counters()
+    assert counters["started"] == 6
+    assert counters["completed"] == 6
+
+
+def test_task_and_job_timeouts_dead_letter_as_timeout(app: App, spawn_worker) -> None:
+    # The task's own timeout (async handler), and a per-job timeout on a sync handler.
+    by_task = app.enqueue("t.slow_with_timeout", {"seconds": 30}, max_attempts=1)
+    by_job = app.enqueue("t.sleep_sync", {"seconds": 30}, max_attempts=1, timeout=0.3)
+    worker = spawn_worker(app.url, **OPTIONS)
+    worker.wait_started()
+    wait_finished(app, [by_task, by_job])
+
+    for job_id in (by_task, by_job):
+        job = app.get_job(job_id)
+        assert job.status == "dead"
+        assert job.reason == "timeout"
+        assert job.attempts == 1
+        assert [e["error"] for e in job.errors] == ["JobTimeout"]
+        assert job.errors[0]["attempt"] == 1
+    # The sync handler's thread cannot be interrupted; it must not hold the worker's exit.
+    assert worker.stop(timeout=15) == 0
+    assert worker.counters()["dead"] == 2
+
+
+def test_timeout_with_attempts_left_retries_then_dead_letters(app: App, spawn_worker) -> None:
+    job_id = app.enqueue("t.slow_with_timeout", {"seconds": 30}, max_attempts=2,
+                         retry=FAST_RETRY)
+    worker = spawn_worker(app.url, **OPTIONS)
+    worker.wait_started()
+    wait_finished(app, [job_id])
+    assert worker.stop() == 0
+
+    job = app.get_job(job_id)
+    assert (job.status, job.reason, job.attempts) == ("dead", "timeout", 2)
+    assert [(e["attempt"], e["error"]) for e in job.errors] == [
+        (1, "JobTimeout"), (2, "JobTimeout")
+    ]
+
+
+def test_failures_then_success(app: App, spawn_worker) -> None:
+    flaky = app.enqueue("t.flaky", {"fail_times": 2}, max_attempts=5, retry=FAST_RETRY)
+    explicit = app.enqueue("t.retry_once", {}, max_attempts=5)
+    worker = spawn_worker(app.url, **OPTIONS)
+    worker_id = worker.wait_started()
+    wait_finished(app, [flaky, explicit])
+    assert worker.stop() == 0
+
+    job = app.get_job(flaky)
+    assert job.status == "succeeded"
+    assert job.attempts == 3
+    assert job.result == {"attempt": 3}
+    assert [(e["attempt"], e["error"]) for e in job.errors] == [
+        (1, "RuntimeError"), (2, "RuntimeError")
+    ]
+    assert all(e["worker"] == worker_id for e in job.errors)
+    assert "fails on purpose" in job.errors[0]["message"]
+
+    job = app.get_job(explicit)
+    assert job.status == "succeeded"
+    assert job.attempts == 2
+    assert job.result == {"attempt": 2}
+    assert [(e["attempt"], e["error"]) for e in job.errors] == [(1, "Retry")]
+
+    counters = worker.counters()
+    assert counters["retried"] == 3
+    assert counters["completed"] == 2
+    assert counters["started"] == 5
+
+
+def test_permanent_error_goes_straight_to_dead_letters(app: App, spawn_worker) -> None:
+    job_id = app.enqueue("t.permanent", {}, max_attempts=5)
+    worker = spawn_worker(app.url, **OPTIONS)
+    worker.wait_started()
+    wait_finished(app, [job_id])
+    assert worker.stop() == 0
+
+    job = app.get_job(job_id)
+    assert (job.status, job.reason, job.attempts) == ("dead", "permanent_error", 1)
+    assert [e["error"] for e in job.errors] == ["Permanent"]
+    assert "can never work" in job.errors[0]["message"]
+    assert worker.counters()["dead"] == 1
+
+
+def test_unknown_task_is_dead_lettered_only_after_its_attempts(app: App, spawn_worker) -> None:
+    job_id = app.enqueue("no.such.task", {"a": 1}, max_attempts=3, retry=FAST_RETRY)
+    known = app.enqueue("t.echo_sync", {"x": 7})
+    worker = spawn_worker(app.url, **OPTIONS)
+    worker.wait_started()
+    wait_finished(app, [job_id, known])
+    assert worker.stop() == 0
+
+    job = app.get_job(job_id)
+    assert (job.status, job.reason, job.attempts) == ("dead", "unknown_task", 3)
+    assert [(e["attempt"], e["error"]) for e in job.errors] == [
+        (1, "UnknownTask"), (2, "UnknownTask"), (3, "UnknownTask")
+    ]
+    assert "no.such.task" in job.errors[0]["message"]
+    assert job.payload == {"a": 1}
+    # The worker carried on with the work it knows.
+    assert app.get_job(known).status == "succeeded"
+    counters = worker.counters()
+    assert counters["retried"] == 2 and counters["dead"] == 1
+
+
+def test_cancel_of_a_running_job_from_another_process(app: App, spawn_worker) -> None:
+    long_async = app.enqueue("t.sleep_async", {"seconds": 60}, max_attempts=3)
+    polling_sync = app.enqueue("t.poll_cancel_sync", {"seconds": 60}, max_attempts=3)
+    worker = spawn_worker(app.url, **{**OPTIONS, "lease": 1.5})
+    worker.wait_started()
+    for job_id in (long_async, polling_sync):
+        worker.wait_handler(job_id)
+        assert app.get_job(job_id).status == "processing"
+
+    assert app.cancel(long_async) == "cancel_requested"
+    assert app.cancel(polling_sync) == "cancel_requested"
+    wait_finished(app, [long_async, polling_sync], timeout=15)
+
+    for job_id in (long_async, polling_sync):
+        job = app.get_job(job_id)
+        assert (job.status, job.reason, job.attempts) == ("dead", "cancelled", 1)
+        assert [e["error"] for e in job.errors] == ["JobCancelled"]
+    # Each handler really stopped: the async one was cancelled, the sync one saw ctx.cancelled.
+    worker.wait_handler(long_async, "handler-cancelled")
+    worker.wait_handler(polling_sync, "handler-saw-cancel")
+    assert worker.stop() == 0
+    assert worker.counters().get("completed", 0) == 0
+    assert live(app) == []

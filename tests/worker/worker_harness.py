@@ -1,0 +1,192 @@
+"""Real worker processes for the worker tests: start, signal, read their logs, wait on the
+database. Every wait has a timeout; every process is killed (by its own process group id) when
+the test ends, whatever happened."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from claimq import App, Job
+
+HERE = Path(__file__).resolve().parent
+ALL = 100_000
+T = TypeVar("T")
+
+
+def wait_until(
+    predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.05
+) -> T:
+    """Poll until `predicate()` is truthy; return its value, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def live(app: App) -> list[Job]:
+    return app.list_jobs("live", limit=ALL)
+
+
+def archived(app: App) -> list[Job]:
+    return app.list_jobs("archive", limit=ALL)
+
+
+def dead(app: App) -> list[Job]:
+    return app.list_jobs("dead", limit=ALL)
+
+
+def finished_ids(app: App) -> set[int]:
+    return {j.id for j in archived(app)} | {j.id for j in dead(app)}
+
+
+def wait_finished(app: App, ids: list[int] | set[int], timeout: float = 20.0) -> None:
+    wanted = set(ids)
+    wait_until(lambda: wanted <= finished_ids(app), timeout,
+               f"jobs {sorted(wanted)} to reach archive or dead letters")
+
+
+class WorkerProcess:
+    """One `python -c "import worker_testapp; worker_testapp.main()"` process."""
+
+    def __init__(self, url: str, log_path: Path, **options: Any) -> None:
+        self.url = url
+        self.log_path = log_path
+        env = {
+            **os.environ,
+            "CLAIMQ_DATABASE_URL": url,
+            "CLAIMQ_TEST_WORKER": json.dumps(options),
+            "PYTHONPATH": os.pathsep.join(
+                [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+            "PYTHONUNBUFFERED": "1",
+        }
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in kill()/wait()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "import worker_testapp; worker_testapp.main()"],
+            cwd=HERE,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: cleanup reaches its children too
+        )
+        self.pid = self.proc.pid
+
+    # -- log -----------------------------------------------------------------------------------
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_log(self, pattern: str, timeout: float = 15.0, count: int = 1) -> list[re.Match[str]]:
+        """Wait until `pattern` (a regex) matched `count` times in the log; returns the matches."""
+        rx = re.compile(pattern)
+
+        def found() -> list[re.Match[str]] | None:
+            matches = list(rx.finditer(self.log()))
+            if len(matches) >= count:
+                return matches
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"worker exited ({self.proc.returncode}) before logging {pattern!r}:\n"
+                    + self.log()[-4000:]
+                )
+            return None
+
+        return wait_until(found, timeout, f"log line {pattern!r} x{count}")
+
+    def worker_ids(self) -> list[str]:
+        return re.findall(r"worker (\S+) started:", self.log())
+
+    def wait_started(self, timeout: float = 20.0) -> str:
+        """Wait for the worker's start line; returns its worker id."""
+        return self.wait_log(r"worker (\S+) started:", timeout)[0].group(1)
+
+    def wait_handler(self, job_id: int, what: str = "handler-start", timeout: float = 15.0) -> None:
+        self.wait_log(rf"{what} {job_id} ", timeout)
+
+    def counters(self) -> dict[str, int]:
+        """The counters of the worker's final `worker <id> stopped: {...}` line."""
+        lines = re.findall(r"worker \S+ stopped: (\{.*\})", self.log())
+        assert lines, "the worker logged no final counters line:\n" + self.log()[-4000:]
+        return ast.literal_eval(lines[-1])  # type: ignore[no-any-return]
+
+    # -- process -------------------------------------------------------------------------------
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"worker did not exit within {timeout}s:\n" + self.log()[-4000:]
+            ) from None
+        self._log.close()
+        return rc
+
+    def stop(self, timeout: float = 15.0) -> int:
+        """SIGTERM and wait for the exit code."""
+        self.signal(signal.SIGTERM)
+        return self.wait(timeout)
+
+    def kill(self) -> None:
+        """Kill the process and its whole process group (children of a supervisor too)."""
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGCONT)  # a stopped process cannot die of SIGTERM
+            except ProcessLookupError:
+                pass
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        self._log.close()
+
+
+def child_pids(pid: int) -> list[int]:
+    """Direct children of `pid`, from /proc (no psutil)."""
+    children: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return sorted(children)
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
