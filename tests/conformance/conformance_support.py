@@ -1,0 +1,111 @@
+"""Helpers of the conformance suite. They speak only claimq's public API and the backend
+interface, so every test runs unchanged on every backend."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from claimq import App, Job
+
+# Short leases keep expiry tests fast; EXPIRE sleeps comfortably past them.
+LEASE = 0.2
+EXPIRE = LEASE + 0.25
+ALL = 100_000
+
+
+def live(app: App, **filters: Any) -> list[Job]:
+    return app.list_jobs("live", limit=ALL, **filters)
+
+
+def archived(app: App, **filters: Any) -> list[Job]:
+    return app.list_jobs("archive", limit=ALL, **filters)
+
+
+def dead(app: App, **filters: Any) -> list[Job]:
+    return app.list_jobs("dead", limit=ALL, **filters)
+
+
+def counts(app: App) -> tuple[int, int, int]:
+    return len(live(app)), len(archived(app)), len(dead(app))
+
+
+def state(app: App) -> tuple[Any, ...]:
+    """Everything a write could change: every job of every table, every queue's settings."""
+    return (
+        tuple(live(app)),
+        tuple(sorted(archived(app), key=lambda j: j.id)),
+        tuple(sorted(dead(app), key=lambda j: j.id)),
+        tuple(
+            (q.name, q.paused, q.active, q.max_workers, q.lease_seconds, q.timeout_seconds)
+            for q in app.queues()
+        ),
+    )
+
+
+def seconds_until(app: App, when: datetime | None) -> float:
+    """How far `when` lies ahead of the backend's own clock (negative: in the past)."""
+    assert when is not None
+    return (when - app.backend.now()).total_seconds()
+
+
+def expire() -> None:
+    """Sleep past a lease of LEASE seconds."""
+    time.sleep(EXPIRE)
+
+
+def claim_one(app: App, worker: str = "w1", *, queue: str | None = None,
+              lease: float | None = None) -> Job:
+    jobs = app.claim(worker, None if queue is None else [queue], limit=1, lease=lease)
+    assert len(jobs) == 1, f"expected one claimable job, got {jobs}"
+    return jobs[0]
+
+
+def running(app: App, task: str = "t", *, worker: str = "w1", lease: float | None = None,
+            **options: Any) -> Job:
+    """Enqueue one job on its own queue, claim it and start it; returns the claimed Job."""
+    queue = options.pop("queue", f"q{time.monotonic_ns()}")
+    job_id = app.enqueue(task, options.pop("payload", {}), queue=queue, **options)
+    job = claim_one(app, worker, queue=queue, lease=lease)
+    assert job.id == job_id
+    app.start(job)
+    return job
+
+
+class CallerTransaction:
+    """A transaction the caller owns on the same database: a sqlite3.Connection from
+    backend.connect() inside BEGIN, or a psycopg.Connection with autocommit off."""
+
+    def __init__(self, app: App) -> None:
+        backend: Any = app.backend
+        self.kind = backend.kind
+        if self.kind == "sqlite":
+            self.conn: Any = backend.connect()
+            self.conn.execute("BEGIN")
+        else:
+            import psycopg
+
+            self.conn = psycopg.connect(backend.conninfo)
+            assert not self.conn.autocommit
+
+    def commit(self) -> None:
+        if self.kind == "sqlite":
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.commit()
+
+    def rollback(self) -> None:
+        if self.kind == "sqlite":
+            self.conn.execute("ROLLBACK")
+        else:
+            self.conn.rollback()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> CallerTransaction:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,147 @@
+"""The reaper: expired leases go back to pending (attempts left) or to dead letters; the old
+owner's token is worthless afterwards."""
+
+from __future__ import annotations
+
+import pytest
+from conformance_support import LEASE, claim_one, counts, expire, live, running, state
+
+from claimq import App, DeadReason, LeaseLost, RetryPolicy, Status
+from claimq.backends.base import Completion, Failure, Owned, ReapResult
+
+
+def test_expired_fetched_job_goes_back_to_pending(app: App) -> None:
+    job_id = app.enqueue("t", queue="r")
+    job = claim_one(app, lease=LEASE)
+    expire()
+    result = app.reap()
+    assert result.requeued == [job_id] and result.dead == []
+    now = app.get_job(job_id)
+    assert now.status is Status.PENDING and now.attempts == 0
+    assert now.claim_token is None and now.worker_id is None and now.lease_until is None
+    assert now.errors[-1]["error"] == "LeaseExpired"
+    again = claim_one(app, "w2", queue="r")
+    assert again.claim_token != job.claim_token
+
+
+def test_expired_processing_job_with_attempts_left_is_requeued_with_history(app: App) -> None:
+    job = running(app, worker="w-old", lease=LEASE, max_attempts=3)
+    expire()
+    assert app.reap() == ReapResult(requeued=[job.id], dead=[])
+    now = app.get_job(job.id)
+    assert now.status is Status.PENDING
+    assert now.attempts == 1, "the attempt that ran out of lease counts"
+    assert now.claim_token is None
+    [entry] = now.errors
+    assert entry["error"] == "LeaseExpired" and entry["attempt"] == 1
+    assert entry["worker"] == "w-old" and "processing" in entry["message"]
+    again = claim_one(app, "w-new", queue=job.queue)
+    assert again.claim_token and again.claim_token != job.claim_token
+    assert app.start(again) == 2
+
+
+def test_expired_processing_job_without_attempts_left_is_buried(app: App) -> None:
+    job = running(app, lease=LEASE, max_attempts=1)
+    expire()
+    assert app.reap() == ReapResult(requeued=[], dead=[job.id])
+    gone = app.get_job(job.id)
+    assert gone.status is Status.DEAD and gone.reason == DeadReason.LEASE_EXPIRED
+    assert gone.errors[-1]["error"] == "LeaseExpired"
+    assert counts(app) == (0, 0, 1)
+
+
+def test_exhausted_after_retries_keeps_the_whole_history(app: App) -> None:
+    job = running(app, lease=LEASE, max_attempts=2)
+    app.fail(job, RuntimeError("first"), retry=RetryPolicy(base=0, jitter=0))
+    second = claim_one(app, queue=job.queue, lease=LEASE)
+    app.start(second)
+    expire()
+    assert app.reap().dead == [job.id]
+    gone = app.get_job(job.id)
+    assert [e["error"] for e in gone.errors] == ["RuntimeError", "LeaseExpired"]
+
+
+def test_expired_cancel_requested_job_is_buried_as_cancelled(app: App) -> None:
+    job = running(app, lease=LEASE, max_attempts=5)
+    assert app.cancel(job.id) == "cancel_requested"
+    expire()
+    assert app.reap().dead == [job.id]
+    gone = app.get_job(job.id)
+    assert gone.status is Status.DEAD and gone.reason == DeadReason.CANCELLED
+
+
+def test_reaper_leaves_unexpired_leases_alone(app: App) -> None:
+    running(app, lease=60)
+    app.enqueue("t", queue="x")
+    claim_one(app, queue="x", lease=60)
+    app.enqueue("t", queue="y")
+    before = state(app)
+    assert app.reap() == ReapResult()
+    assert state(app) == before
+
+
+def test_reaping_twice_is_harmless(app: App) -> None:
+    a = running(app, lease=LEASE, max_attempts=3)
+    b = running(app, lease=LEASE, max_attempts=1)
+    expire()
+    first = app.reap()
+    assert first.requeued == [a.id] and first.dead == [b.id]
+    after = state(app)
+    assert app.reap() == ReapResult()
+    assert state(app) == after
+
+
+def test_reap_limit_bounds_one_pass(app: App) -> None:
+    app.enqueue_many([{"task": "t"} for _ in range(5)])
+    app.claim("w", limit=5, lease=LEASE)
+    expire()
+    assert len(app.reap(limit=2).requeued) == 2
+    assert len(app.reap(limit=10).requeued) == 3
+    assert {j.status for j in live(app)} == {Status.PENDING}
+
+
+def test_queues_count_expired_leases(app: App) -> None:
+    running(app, lease=LEASE, queue="e")
+    expire()
+    [info] = [q for q in app.queues() if q.name == "e"]
+    assert info.expired == 1 and info.processing == 1
+
+
+@pytest.mark.parametrize("old_state", ["fetched", "processing"])
+@pytest.mark.parametrize("new_state", ["fetched", "processing"])
+def test_old_token_is_worthless_after_reap_and_reclaim(
+    app: App, old_state: str, new_state: str
+) -> None:
+    app.enqueue("t", queue="z", max_attempts=5)
+    old = claim_one(app, "w-old", queue="z", lease=LEASE)
+    if old_state == "processing":
+        app.start(old)
+    expire()
+    assert app.reap().requeued == [old.id]
+    new = claim_one(app, "w-new", queue="z", lease=60)
+    if new_state == "processing":
+        app.start(new)
+    before = state(app)
+    for attempt in (
+        lambda: app.start(old),
+        lambda: app.heartbeat(old),
+        lambda: app.complete(old, {"stale": True}),
+        lambda: app.fail(old, RuntimeError("stale")),
+        lambda: app.release(old),
+    ):
+        with pytest.raises(LeaseLost):
+            attempt()
+        assert state(app) == before
+    token = old.claim_token or ""
+    assert app.backend.start([Owned(old.id, token)], None) == []
+    assert app.backend.heartbeat([Owned(old.id, token)], None).lost == {old.id}
+    assert app.backend.complete([Completion(old.id, token)]) == set()
+    failure = Failure(old.id, token, {"error": "E"}, 0.0, "retries_exhausted", permanent=True)
+    assert app.backend.fail([failure]).lost == {old.id}
+    assert app.backend.release([Owned(old.id, token)], 0.0) == set()
+    assert state(app) == before
+    # The new owner is untouched and finishes normally.
+    if new_state == "fetched":
+        app.start(new)
+    app.complete(new, "mine")
+    assert app.get_job(old.id).result == "mine"
