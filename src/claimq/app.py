@@ -242,15 +242,18 @@ class App:
         queues: Sequence[str] | None = None,
         limit: int = 1,
         lease: float | None = None,
+        *,
+        start: bool = False,
     ) -> list[Job]:
-        """Claim up to `limit` due jobs of active, unpaused queues (all queues when None)."""
+        """Claim up to `limit` due jobs of active, unpaused queues (all queues when None).
+        With start=True they go straight to processing (claim and start in one statement)."""
         if not isinstance(worker_id, str) or not worker_id or len(worker_id) > 255:
             raise InvalidInput("worker_id must be a string of 1 to 255 characters")
         names = None if queues is None else [_validate.queue_name(q) for q in queues]
         _validate.integer(limit, "limit", 0, 10_000)
         if lease is not None:
             lease = _validate.seconds(lease, "lease", allow_zero=False)
-        return self.backend.claim(worker_id, names, limit, lease)
+        return self.backend.claim(worker_id, names, limit, lease, start)
 
     def start(self, job: Job, lease: float | None = None) -> int:
         """fetched -> processing; returns the attempt number. Raises LeaseLost."""

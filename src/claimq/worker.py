@@ -147,19 +147,21 @@ class Runtime:
             self.state.jobs[job.id] = flight
             flights.append(flight)
         if self.state.stopping.is_set():
-            await self.release([f for f in flights])
+            await self.release(flights)
             return
-        try:
-            started = await self.db.retry(
-                "start", self.backend.start, [f.owned for f in flights], self.lease,
-                give_up=lambda: all(time.monotonic() > f.lease_deadline for f in flights),
-            )
-        except Exception:  # noqa: BLE001 - the leases ran out: the reaper hands them back
-            log.warning("could not start %d claimed job(s); leaving them to the reaper", len(jobs))
-            for f in flights:
-                self.state.forget(f.job.id)
-            return
-        attempts = {s.id: s.attempts for s in started}
+        fetched = [f for f in flights if f.job.status == "fetched"]
+        attempts = {f.job.id: f.job.attempts for f in flights if f.job.status == "processing"}
+        if fetched:
+            try:
+                started = await self.db.retry(
+                    "start", self.backend.start, [f.owned for f in fetched], self.lease,
+                    give_up=lambda: all(time.monotonic() > f.lease_deadline for f in fetched),
+                )
+            except Exception:  # noqa: BLE001 - the leases ran out: the reaper hands them back
+                log.warning("could not start %d claimed job(s); leaving them to the reaper",
+                            len(fetched))
+                started = []
+            attempts.update((s.id, s.attempts) for s in started)
         for f in flights:
             if f.job.id not in attempts:
                 log.info("job %s was cancelled or re-owned before it started", f.job.id)
@@ -167,7 +169,6 @@ class Runtime:
                 continue
             f.attempt = attempts[f.job.id]
             f.started = True
-            f.renew()
             f.task = asyncio.create_task(run_job(self, f), name=f"claimq-job-{f.job.id}")
         self.state.count("started", len(attempts))
 

@@ -46,6 +46,7 @@ async def fetch_loop(rt: Runtime) -> None:
                 rt.queues,
                 min(free, rt.batch),
                 rt.lease,
+                True,  # claim and start in one statement: every claimed job has a free slot
                 give_up=state.stopping.is_set,
             )
         except ClaimqError:

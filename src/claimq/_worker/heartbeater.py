@@ -42,7 +42,10 @@ async def beat(rt: Runtime) -> None:
     rt.state.count("heartbeats")
     for f in held:
         if f.job.id in result.lost:
-            rt.abandon(f, "lease lost (reaped, cancelled or re-owned elsewhere)")
+            # A finished job may have been completed while this heartbeat ran: for those the
+            # completer's own guarded write tells whether the lease was lost.
+            if not f.finished:
+                rt.abandon(f, "lease lost (reaped, cancelled or re-owned elsewhere)")
         elif f.job.id in result.alive:
             f.renew()
             if f.job.id in result.cancel_requested and not f.cancel.is_set():

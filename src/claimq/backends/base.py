@@ -104,7 +104,12 @@ class Backend(Protocol):
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]: ...
 
     def claim(
-        self, worker_id: str, queues: Sequence[str] | None, limit: int, lease: float | None
+        self,
+        worker_id: str,
+        queues: Sequence[str] | None,
+        limit: int,
+        lease: float | None,
+        start: bool = False,
     ) -> list[Job]: ...
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]: ...
     def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult: ...

@@ -258,7 +258,12 @@ class PostgresBackend:
     # -- claim and the owner's transitions -----------------------------------------------------
 
     def claim(
-        self, worker_id: str, queues: Sequence[str] | None, limit: int, lease: float | None
+        self,
+        worker_id: str,
+        queues: Sequence[str] | None,
+        limit: int,
+        lease: float | None,
+        start: bool = False,
     ) -> list[Job]:
         if limit <= 0:
             return []
@@ -267,6 +272,7 @@ class PostgresBackend:
             "queues": None if queues is None else list(queues),
             "limit": limit,
             "lease": lease,
+            "start": start,
         }
         with self._conn() as conn, conn.pipeline(), conn.transaction():
             conn.execute(self._q.lock_limited_queues, params)

@@ -264,7 +264,12 @@ class SQLiteBackend:
     # -- claim and the owner's transitions -----------------------------------------------------
 
     def claim(
-        self, worker_id: str, queues: Sequence[str] | None, limit: int, lease: float | None
+        self,
+        worker_id: str,
+        queues: Sequence[str] | None,
+        limit: int,
+        lease: float | None,
+        start: bool = False,
     ) -> list[Job]:
         if limit <= 0:
             return []
@@ -287,7 +292,8 @@ class SQLiteBackend:
             chosen = [c[2] for c in sorted(candidates)[:limit]]
             rows = conn.execute(
                 _Q.claim_update,
-                {"worker_id": worker_id, "now": now, "lease": lease, "ids": json.dumps(chosen)},
+                {"worker_id": worker_id, "now": now, "lease": lease, "ids": json.dumps(chosen),
+                 "start": start},
             ).fetchall()
         jobs = [_row_to_job(r) for r in rows]
         jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))

@@ -22,8 +22,13 @@ WITH open_queues AS (
     ORDER BY c.priority DESC, c.run_at, c.id
     LIMIT %(limit)s
 )
+-- With start, the job goes straight to processing (a worker that claims only for free slots
+-- starts every job at once, so the separate start round trip buys nothing).
 UPDATE {schema}.jobs j
-SET status = 'fetched',
+SET status = CASE WHEN %(start)s THEN 'processing' ELSE 'fetched' END,
+    attempts = j.attempts + CASE WHEN %(start)s THEN 1 ELSE 0 END,
+    started_at = CASE WHEN %(start)s THEN now() END,
+    heartbeat_at = CASE WHEN %(start)s THEN now() END,
     worker_id = %(worker_id)s,
     claim_token = gen_random_uuid(),
     lease_until = now() + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
