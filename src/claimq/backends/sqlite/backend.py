@@ -51,6 +51,10 @@ def _lease_error(row: sqlite3.Row, now: float) -> str:
     )
 
 
+def _pairs(owned: Sequence[Owned]) -> str:
+    return json.dumps([[o.id, o.token] for o in owned])
+
+
 def _row_to_job(row: sqlite3.Row) -> Job:
     keys = row.keys()
 
@@ -300,33 +304,23 @@ class SQLiteBackend:
         return jobs
 
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
-        out: list[Started] = []
+        if not owned:
+            return []
         with self._write() as conn:
-            now = self.clock()
-            for item in owned:
-                row = conn.execute(
-                    _Q.start, {"id": item.id, "token": item.token, "now": now, "lease": lease}
-                ).fetchone()
-                if row is not None:
-                    out.append(Started(row["id"], row["attempts"]))
-        return out
+            params = {"items": _pairs(owned), "now": self.clock(), "lease": lease}
+            return [Started(r["id"], r["attempts"]) for r in conn.execute(_Q.start, params)]
 
     def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
         result = HeartbeatResult()
         if not owned:
             return result
         with self._write() as conn:
-            now = self.clock()
-            for item in owned:
-                row = conn.execute(
-                    _Q.heartbeat, {"id": item.id, "token": item.token, "now": now, "lease": lease}
-                ).fetchone()
-                if row is None:
-                    result.lost.add(item.id)
-                else:
-                    result.alive.add(item.id)
-                    if row["cancel_requested"]:
-                        result.cancel_requested.add(item.id)
+            params = {"items": _pairs(owned), "now": self.clock(), "lease": lease}
+            for row in conn.execute(_Q.heartbeat, params).fetchall():
+                result.alive.add(row["id"])
+                if row["cancel_requested"]:
+                    result.cancel_requested.add(row["id"])
+        result.lost.update(o.id for o in owned if o.id not in result.alive)
         return result
 
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
@@ -338,14 +332,15 @@ class SQLiteBackend:
             return self._complete(own, done)
 
     def _complete(self, conn: sqlite3.Connection, done: Sequence[Completion]) -> set[int]:
-        now = self.clock()
-        completed: set[int] = set()
-        for item in done:
-            params = {"id": item.id, "token": item.token, "now": now, "result": item.result_json}
-            if conn.execute(_Q.complete_archive, params).rowcount == 1:
-                conn.execute(_Q.delete_owned, params)
-                completed.add(item.id)
-        return completed
+        if not done:
+            return set()
+        items = json.dumps([[d.id, d.token, d.result_json] for d in done])
+        archived = [r[0] for r in conn.execute(
+            _Q.complete_archive, {"items": items, "now": self.clock()}
+        ).fetchall()]
+        if archived:
+            conn.execute(_Q.delete_ids, {"ids": json.dumps(archived)})
+        return set(archived)
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
         result = FailResult()
