@@ -5,6 +5,7 @@ the test ends, whatever happened."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -149,19 +150,10 @@ class WorkerProcess:
 
     def kill(self) -> None:
         """Kill the process and its whole process group (children of a supervisor too)."""
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.pid, signal.SIGCONT)  # a stopped process cannot die of SIGTERM
-            except ProcessLookupError:
-                pass
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            pass
         self._log.close()
 
 

@@ -60,6 +60,15 @@ async def sleep_async(ctx: JobContext, seconds: float) -> dict[str, Any]:
     return {"slept": seconds}
 
 
+@app.task(name="t.sleep_on_first")
+async def sleep_on_first(ctx: JobContext, seconds: float) -> dict[str, Any]:
+    """Sleeps on its first attempt only, so a rerun after a crash finishes at once."""
+    _mark(ctx, "handler-start")
+    if ctx.attempt == 1:
+        await asyncio.sleep(seconds)
+    return {"attempt": ctx.attempt}
+
+
 @app.task(name="t.slow_with_timeout", timeout=0.3)
 async def slow_with_timeout(ctx: JobContext, seconds: float) -> None:
     _mark(ctx, "handler-start")
