@@ -1,0 +1,177 @@
+"""The app that the chaos tests run in real worker processes.
+
+`python -c "import chaos_app; chaos_app.main()"` (with this folder on the path) runs a worker on
+`CLAIMQ_DATABASE_URL` with the Worker options given as JSON in `CHAOS_WORKER`
+(`{"processes": N}` runs claimq's multi-process supervisor instead). Handlers log
+`chaos <event> <job id> attempt=<n>` markers that the tests wait for, and write into business
+tables of the same database (see chaos_biz): one row per handler run (`chaos_runs`) and the side
+effect keyed by the job's idempotency key (`chaos_effects`, primary key on the key).
+
+Fault hooks, opt-in through the environment of the worker process only:
+- CHAOS_LOSE_RESPONSES=complete,fail: the first complete (or fail) write of each job really
+  commits, then the call raises the backend's transient error, as if the response was lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import sys
+import time
+from typing import Any
+
+import chaos_biz as biz
+
+from claimq import App, LeaseLost, Permanent, RetryPolicy
+from claimq.worker import JobContext, Worker, run_worker
+
+app = App()  # CLAIMQ_DATABASE_URL; the backend opens lazily, in whichever process uses it
+log = logging.getLogger("chaos")
+
+FAST_RETRY = RetryPolicy(base=0.05, factor=2.0, cap=0.2, jitter=0.5)
+
+
+def mark(ctx: JobContext, event: str) -> None:
+    log.info("chaos %s %s attempt=%s", event, ctx.id, ctx.attempt)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+def _hold(seconds: float) -> None:
+    """Block (in the handler's thread) for `seconds` of wall time; SIGSTOP-safe."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+@app.task(name="chaos.work", retry=FAST_RETRY, max_attempts=20)
+def work(
+    ctx: JobContext,
+    mode: str = "atomic",
+    hold_attempts: int = 0,
+    hold: float = 60.0,
+    hold_before_run: bool = False,
+    fail_attempts: int = 0,
+    fail_always: bool = False,
+    sleep: float = 0.0,
+    n: int = 0,
+    **extra: Any,
+) -> dict[str, Any] | None:
+    """The business handler of every chaos scenario.
+
+    mode "atomic": the side effect and the completion commit together (ctx.complete_in);
+    mode "separate": the side effect commits on its own, then the handler returns (completion
+    by the worker's completer afterwards; a crash in between makes a duplicate run).
+    On attempts <= hold_attempts it blocks for `hold` seconds: before recording anything
+    (hold_before_run), or after the side effect (separate), or before completing (atomic)."""
+    holding = ctx.attempt <= hold_attempts
+    if hold_before_run and holding:
+        mark(ctx, "holding-before-run")
+        _hold(hold)
+    run_id = biz.run_started(app, ctx)
+    mark(ctx, "run-started")
+    if sleep:
+        time.sleep(sleep)
+    if fail_always or ctx.attempt <= fail_attempts:
+        biz.run_ended(app, run_id, "failed")
+        raise RuntimeError(f"transient failure on attempt {ctx.attempt} (job {ctx.id})")
+    result = {"n": n, "attempt": ctx.attempt, "worker": ctx.worker_id}
+    if mode == "separate":
+        new = biz.effect(app, ctx)
+        mark(ctx, "effect-done" if new else "effect-duplicate")
+        if holding and not hold_before_run:
+            mark(ctx, "holding")
+            _hold(hold)
+        biz.run_ended(app, run_id, "returned")
+        mark(ctx, "returning")
+        return result
+    if holding and not hold_before_run:
+        mark(ctx, "holding")
+        _hold(hold)
+    try:
+        with app.transaction() as conn:
+            biz.effect_in(app, conn, ctx)
+            biz.run_ended_in(app, conn, run_id, "completed")
+            ctx.complete_in(conn, result)
+    except LeaseLost:
+        biz.run_ended(app, run_id, "stale-refused")
+        mark(ctx, "stale-refused")
+        raise
+    mark(ctx, "completed")
+    return None
+
+
+@app.task(name="chaos.poison", retry=FAST_RETRY, max_attempts=5)
+def poison(ctx: JobContext, **payload: Any) -> None:
+    run_id = biz.run_started(app, ctx)
+    biz.run_ended(app, run_id, "failed")
+    raise RuntimeError(f"poison job {ctx.id} fails on every attempt (this was {ctx.attempt})")
+
+
+@app.task(name="chaos.permanent", retry=FAST_RETRY)
+def permanent(ctx: JobContext, **payload: Any) -> None:
+    raise Permanent(f"job {ctx.id}: this input can never work")
+
+
+@app.task(name="chaos.echo", retry=FAST_RETRY)
+def echo(ctx: JobContext, **payload: Any) -> dict[str, Any]:
+    """Returns its payload; the bad-input scenario checks what comes back byte for byte."""
+    return {"payload": payload, "key": ctx.idempotency_key}
+
+
+@app.task(name="chaos.raise_text", retry=FAST_RETRY)
+def raise_text(ctx: JobContext, text: str) -> None:
+    raise Permanent(text)
+
+
+# -- fault hooks --------------------------------------------------------------------------------
+
+
+def _transient_error(url: str) -> Exception:
+    if url.startswith("sqlite"):
+        return sqlite3.OperationalError("chaos: response lost after commit")
+    import psycopg
+
+    return psycopg.OperationalError("chaos: response lost after commit")
+
+
+def install_response_loss(which: set[str]) -> None:
+    """Wrap the backend: the first complete/fail write of each job commits, then raises."""
+    backend = app.backend
+    lost_once: set[tuple[str, int]] = set()
+
+    def wrap(name: str) -> None:
+        real = getattr(backend, name)
+
+        def call(items: Any, *args: Any, **kwargs: Any) -> Any:
+            result = real(items, *args, **kwargs)
+            ids = [i.id for i in items]
+            fresh = [i for i in ids if (name, i) not in lost_once]
+            if fresh:
+                lost_once.update((name, i) for i in fresh)
+                log.info("chaos response-lost %s %s", name, " ".join(map(str, fresh)))
+                raise _transient_error(backend.url)
+            return result
+
+        setattr(backend, name, call)
+
+    for name in which:
+        wrap(name)
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s",
+    )
+    options: dict[str, Any] = json.loads(os.environ.get("CHAOS_WORKER", "{}"))
+    lose = {w for w in os.environ.get("CHAOS_LOSE_RESPONSES", "").split(",") if w}
+    if lose:
+        install_response_loss(lose)
+    processes = options.pop("processes", 1)
+    if processes > 1:
+        sys.exit(run_worker(app, processes=processes, app_path="chaos_app:app", **options))
+    Worker(app, **options).run()

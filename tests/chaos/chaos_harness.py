@@ -1,0 +1,344 @@
+"""Real worker processes for the chaos tests, waits with timeouts, and the invariant checks
+that every scenario runs at its end."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import chaos_biz as biz
+
+from claimq import App, Job
+
+HERE = Path(__file__).resolve().parent
+ALL = 100_000
+T = TypeVar("T")
+SOAK = os.environ.get("CLAIMQ_CHAOS_SOAK") == "1"
+
+
+def wait_until(
+    predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.05
+) -> T:
+    """Poll until `predicate()` is truthy; return its value, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def live(app: App) -> list[Job]:
+    return app.list_jobs("live", limit=ALL)
+
+
+def archived(app: App) -> list[Job]:
+    return app.list_jobs("archive", limit=ALL)
+
+
+def dead(app: App) -> list[Job]:
+    return app.list_jobs("dead", limit=ALL)
+
+
+def finished_ids(app: App) -> set[int]:
+    return {j.id for j in archived(app)} | {j.id for j in dead(app)}
+
+
+def wait_finished(app: App, ids: Iterable[int], timeout: float = 30.0) -> None:
+    wanted = set(ids)
+
+    def done() -> bool:
+        return wanted <= finished_ids(app)
+
+    try:
+        wait_until(done, timeout, "jobs to reach archive or dead letters", interval=0.1)
+    except AssertionError:
+        missing = sorted(wanted - finished_ids(app))
+        states = [(j.id, j.status, j.attempts, j.worker_id) for j in live(app)][:20]
+        raise AssertionError(
+            f"{len(missing)} job(s) not finished after {timeout}s, e.g. {missing[:10]}; "
+            f"live: {states}"
+        ) from None
+
+
+# -- worker processes ---------------------------------------------------------------------------
+
+
+class WorkerProcess:
+    """One `python -c "import chaos_app; chaos_app.main()"` process, in its own process group.
+
+    `prefix` runs it under another command (e.g. `ip netns exec NAME`)."""
+
+    def __init__(
+        self,
+        url: str,
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        prefix: Sequence[str] = (),
+        **options: Any,
+    ) -> None:
+        self.url = url
+        self.log_path = log_path
+        full_env = {
+            **os.environ,
+            "CLAIMQ_DATABASE_URL": url,
+            "CHAOS_WORKER": json.dumps(options),
+            "PYTHONPATH": os.pathsep.join(
+                [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        }
+        self._log = open(log_path, "ab")  # noqa: SIM115 - closed in kill()/wait()
+        self.proc = subprocess.Popen(
+            [*prefix, sys.executable, "-c", "import chaos_app; chaos_app.main()"],
+            cwd=HERE,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: cleanup reaches its children too
+        )
+        self.pid = self.proc.pid
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_log(self, pattern: str, timeout: float = 20.0, count: int = 1) -> list[re.Match[str]]:
+        rx = re.compile(pattern)
+
+        def found() -> list[re.Match[str]] | None:
+            matches = list(rx.finditer(self.log()))
+            if len(matches) >= count:
+                return matches
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"worker exited ({self.proc.returncode}) before logging {pattern!r}:\n"
+                    + self.log()[-4000:]
+                )
+            return None
+
+        try:
+            return wait_until(found, timeout, f"log line {pattern!r} x{count}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- log tail ---\n{self.log()[-3000:]}") from None
+
+    def wait_started(self, timeout: float = 30.0) -> str:
+        """Wait for the worker's start line; returns its worker id."""
+        return self.wait_log(r"worker (\S+) started:", timeout)[0].group(1)
+
+    def worker_ids(self) -> list[str]:
+        return re.findall(r"worker (\S+) started:", self.log())
+
+    def counters(self) -> dict[str, int]:
+        lines = re.findall(r"worker \S+ stopped: (\{.*\})", self.log())
+        assert lines, "the worker logged no final counters line:\n" + self.log()[-4000:]
+        return ast.literal_eval(lines[-1])  # type: ignore[no-any-return]
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"worker did not exit within {timeout}s:\n" + self.log()[-4000:]
+            ) from None
+        self._log.close()
+        return rc
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM (graceful) and wait for the exit code."""
+        if self.proc.poll() is None:
+            os.kill(self.pid, signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        return self.wait(timeout)
+
+    def sigkill(self) -> None:
+        """SIGKILL this process only (not its group) and reap it."""
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def kill(self) -> None:
+        """Kill the process and its whole process group (children of a supervisor too)."""
+        for sig in (signal.SIGCONT, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        self._log.close()
+
+
+def child_pids(pid: int) -> list[int]:
+    """Direct children of `pid`, from /proc."""
+    children: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return sorted(children)
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def worker_children(supervisor_pid: int) -> list[int]:
+    """The worker processes of a `run_worker(processes=N)` supervisor (spawned children)."""
+    return [
+        p for p in child_pids(supervisor_pid)
+        if "spawn_main" in cmdline(p) and "resource_tracker" not in cmdline(p) and pid_alive(p)
+    ]
+
+
+# -- invariants ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Where a job must end: "archive", or "dead" with a reason (None: any reason)."""
+
+    table: str = "archive"
+    reason: str | None = None
+
+
+ARCHIVE = Expect()
+
+
+def check_invariants(
+    app: App,
+    expected: dict[int, Expect],
+    *,
+    effects_for_archived: bool = True,
+    allow_invalid_start: bool = False,
+) -> dict[str, Any]:
+    """The four invariants of issue 4 on the final state; returns a summary for the report.
+
+    - no job lost: every expected job is in archive or dead letters (as expected), none live;
+    - no two live owners: every handler run had its own claim token; a run began only with the
+      job's current token and a valid lease (unless allow_invalid_start: then such a run never
+      produced the outcome that stands); two runs of one job that overlapped in time could not
+      both hold the lease (the later one's token was current at its start, so the earlier one's
+      was not), and the earlier one's lease loss is in the job's history;
+    - no stale write: the outcome that stands comes from the last run (the archive's worker and
+      attempt are those of the run that completed it), and no run whose token was replaced
+      recorded a completion;
+    - duplicates harmless and visible: the business table holds each archived job's key exactly
+      once; every run but the one that finished the job left an entry in the job's history.
+    """
+    jobs = {j.id: j for j in archived(app)} | {j.id: j for j in dead(app)}
+    still_live = [j for j in live(app) if j.id in expected]
+    assert not still_live, f"jobs still live: {[(j.id, j.status) for j in still_live][:20]}"
+    missing = sorted(set(expected) - set(jobs))
+    assert not missing, f"jobs lost (in no table): {missing[:20]}"
+    for job_id, want in expected.items():
+        job = jobs[job_id]
+        where = "archive" if job.status == "succeeded" else "dead"
+        assert where == want.table, (
+            f"job {job_id} ended in {where} ({job.reason}), expected {want.table}: "
+            f"errors={[e.get('error') for e in job.errors]}"
+        )
+        if want.reason is not None:
+            assert job.reason == want.reason, f"job {job_id}: reason {job.reason} != {want.reason}"
+
+    all_runs = biz.runs(app)
+    tokens = [r.token for r in all_runs]
+    assert len(tokens) == len(set(tokens)), "two handler runs had the same claim token"
+    by_job: dict[int, list[biz.Run]] = defaultdict(list)
+    for r in all_runs:
+        by_job[r.job_id].append(r)
+
+    effects = {e.key: e for e in biz.effects(app)}
+    overlaps = 0
+    extra_runs = 0
+    for job_id in expected:
+        job = jobs[job_id]
+        runs = sorted(by_job.get(job_id, []), key=lambda r: r.started)
+        history = {e.get("attempt") for e in job.errors}
+        if not allow_invalid_start:
+            bad = [r for r in runs if not r.valid_at_start]
+            assert not bad, f"job {job_id}: run(s) began without the current token/lease: {bad}"
+        completed = [r for r in runs if r.outcome == "completed"]
+        assert len(completed) <= 1, f"job {job_id} was completed by two runs: {completed}"
+        if job.status == "succeeded":
+            assert job.attempts >= 1
+            finisher = [r for r in runs if r.attempt == job.attempts and r.worker == job.worker_id]
+            if runs:
+                assert finisher, (
+                    f"job {job_id}: archived by {job.worker_id} attempt {job.attempts}, "
+                    f"which no run recorded: {runs}"
+                )
+                assert finisher[-1].valid_at_start, f"job {job_id}: finished by a stale run"
+                assert len(runs) <= job.attempts, (
+                    f"job {job_id}: {len(runs)} runs but {job.attempts} attempts"
+                )
+            if completed:
+                assert completed[0] in finisher, (
+                    f"job {job_id}: completed by {completed[0]} but archived as "
+                    f"{job.worker_id} attempt {job.attempts}"
+                )
+            if effects_for_archived and runs:
+                key = job.effective_key
+                assert key in effects, f"job {job_id}: no business effect for key {key}"
+                assert effects[key].job_id == job_id
+            others = [r for r in runs if r not in finisher]
+        else:
+            others = runs
+        for r in others:
+            extra_runs += 1
+            assert r.attempt in history, (
+                f"job {job_id}: run {r} (attempt {r.attempt}) left no entry in the history "
+                f"{[(e.get('attempt'), e.get('error')) for e in job.errors]}"
+            )
+        for a, b in zip(runs, runs[1:], strict=False):
+            if a.ended is None or a.ended > b.started:
+                overlaps += a.ended is not None
+                # b's token was current at b's start (checked in b's own transaction) and
+                # tokens are unique, so a no longer held the lease; its loss is in the history.
+                if b.valid_at_start:
+                    assert a.outcome != "completed", f"job {job_id}: {a} completed after {b}"
+                    assert a.attempt in history, (
+                        f"job {job_id}: run {a} lost its lease without a history entry"
+                    )
+    keys = [e.key for e in effects.values()]
+    assert len(keys) == len(set(keys))
+    return {"jobs": len(expected), "runs": len(all_runs), "extra_runs": extra_runs,
+            "overlapping_runs": overlaps, "effects": len(effects)}
+
+
+def job_row(app: App, job_id: int) -> tuple[Any, ...]:
+    """Everything stored about a job, wherever it lives (to show a stale write changed nothing)."""
+    j = app.get_job(job_id)
+    return (j.status, j.attempts, j.worker_id, j.claim_token, j.lease_until, j.finished_at,
+            j.result, j.reason, json.dumps(j.errors, sort_keys=True, default=str), j.payload)

@@ -1,0 +1,41 @@
+"""Fixtures of the chaos suite: a migrated App with the business tables on each backend (a fresh
+SQLite file, a fresh PostgreSQL schema), and real worker processes that are killed (whole
+process group) when the test ends, whatever happened."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import chaos_biz as biz
+import pytest
+from chaos_harness import WorkerProcess
+
+from claimq import App
+
+
+@pytest.fixture
+def capp(db_url: str) -> Iterator[App]:
+    """A migrated App with the chaos business tables, on each backend."""
+    instance = App(db_url)
+    instance.migrate()
+    biz.create_tables(instance)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
+    started: list[WorkerProcess] = []
+
+    def start(url: str, **options: Any) -> WorkerProcess:
+        proc = WorkerProcess(url, tmp_path / f"worker-{len(started)}.log", **options)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.kill()
+        # Shown only when the test failed (pytest captures teardown output).
+        print(f"--- {proc.log_path.name} (pid {proc.pid}) ---\n{proc.log()[-5000:]}")
