@@ -7,7 +7,6 @@ import asyncio
 import multiprocessing
 import os
 import random
-import statistics
 import time
 import uuid
 from collections import Counter
@@ -103,6 +102,11 @@ def _fresh_database(url: str) -> str:
         return url
     joiner = "&" if "?" in url else "?"
     return f"{url}{joiner}schema=claimq_demo_{uuid.uuid4().hex[:8]}"
+
+
+def _p50_p95(seconds: list[float], fmt: str) -> str:
+    p50, p95 = (_percentile(seconds, q) * 1000 for q in (0.5, 0.95))
+    return f"{p50:,{fmt}} / {p95:,{fmt}} ms"
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -219,10 +223,8 @@ def _report(console: Console, elapsed: float, total: int, images: int, emails: i
     summary.add_row("dead letters", ", ".join(f"{r}: {n}" for (_, r), n in sorted(reasons.items()))
                     or "0")
     summary.add_row("throughput", f"{(len(archive) + len(dead)) / elapsed:,.0f} jobs/s")
-    summary.add_row("wait (due → start) p50 / p95",
-                    f"{_percentile(waits, 0.5) * 1000:,.0f} / {_percentile(waits, 0.95) * 1000:,.0f} ms")
-    summary.add_row("run time p50 / p95",
-                    f"{_percentile(runs, 0.5) * 1000:,.1f} / {_percentile(runs, 0.95) * 1000:,.1f} ms")
+    summary.add_row("wait (due → start) p50 / p95", _p50_p95(waits, ".0f"))
+    summary.add_row("run time p50 / p95", _p50_p95(runs, ".1f"))
     summary.add_row("wall time", f"{elapsed:,.1f} s")
     console.print(summary)
 

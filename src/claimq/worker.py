@@ -122,6 +122,14 @@ class Runtime:
     def reap_interval(self) -> float:
         return max(min(self.lease or self.default_lease, 60.0) / 2.0, 0.5)
 
+    def reserve_slots(self) -> int:
+        """Promise free slots to a claim about to be made (so two claims never overshoot)."""
+        if self.state.stopping.is_set():
+            return 0
+        n = min(self.state.free, self.batch)
+        self.state.reserved += n
+        return n
+
     def submit(self, outcome: Outcome) -> None:
         self.state.finish(outcome.flight)
         self.outcomes.put_nowait(outcome)
@@ -314,8 +322,8 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            state.slots_free.clear()
-            await wait_any(state.slots_free, timeout=min(remaining, 0.5))
+            state.handler_done.clear()
+            await wait_any(state.handler_done, timeout=min(remaining, 0.5))
         running = [f for f in state.jobs.values() if not f.finished and not f.lost]
         if running:
             log.warning("grace period over: handing %d running job(s) back", len(running))

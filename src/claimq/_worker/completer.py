@@ -1,8 +1,9 @@
-"""Completer: writes outcomes in batches (one statement for completions, one for failures).
+"""Completer: writes outcomes in batches and, in the same round trip, claims jobs for the slots
+they free (backend.settle), so a busy worker needs one database round trip per batch.
 
 Under load, outcomes pile up while a batch is in flight and go together in the next; idle, each
-goes at once. A write interrupted by the database is retried while the job's lease is still
-valid; a retry that matches zero rows is checked against the archive, so a completion whose
+goes at once. A write interrupted by the database is retried while the jobs' leases are still
+valid; a retry that matches zero rows is checked against the tables, so an outcome whose
 response was lost is neither reported twice nor taken for a lost lease.
 """
 
@@ -11,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from claimq._worker.dbcall import is_transient
 from claimq._worker.state import InFlight
-from claimq.backends.base import Completion, Failure
+from claimq.backends.base import ClaimRequest, Completion, Failure, Settled
 
 if TYPE_CHECKING:
     from claimq.worker import Runtime
@@ -53,81 +53,82 @@ async def complete_loop(rt: Runtime) -> None:
 
 
 async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
-    done = [o for o in batch if o.completion is not None]
-    failed = [o for o in batch if o.failure is not None]
-
-    async def write_completions(items: list[Outcome]) -> set[int]:
-        return await rt.db.call(rt.backend.complete, [o.completion for o in items])
-
-    async def write_failures(items: list[Outcome]) -> set[int]:
-        result = await rt.db.call(rt.backend.fail, [o.failure for o in items])
-        rt.state.count("retried", len(result.retried))
-        rt.state.count("dead", len(result.dead))
-        return result.retried | result.dead
-
-    if done:
-        rt.state.count("completed", len(await _guarded(rt, "complete", done, write_completions)))
-    if failed:
-        await _guarded(rt, "fail", failed, write_failures)
+    wanted = rt.reserve_slots()
+    try:
+        settled = await _settle(rt, batch, wanted)
+    finally:
+        rt.state.reserved -= wanted
     for o in batch:
         rt.state.forget(o.flight.job.id)
+    if settled is not None:
+        rt.state.count("completed", len(settled.completed))
+        rt.state.count("retried", len(settled.failed.retried))
+        rt.state.count("dead", len(settled.failed.dead))
+        if settled.claimed:
+            rt.state.count("claims")
+            await rt.start_jobs(settled.claimed)
 
 
-async def _guarded(
-    rt: Runtime,
-    what: str,
-    items: list[Outcome],
-    write: Callable[[list[Outcome]], Awaitable[set[int]]],
-) -> set[int]:
+async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | None:
     """Write until it lands or every lease has run out; report writes that matched no row."""
-    pending = list(items)
+    pending = list(batch)
     interrupted = False
     delay = 0.05
     while True:
+        claim = None
+        if wanted > 0 and not rt.state.stopping.is_set():
+            claim = ClaimRequest(rt.worker_id, rt.queues, wanted, rt.lease, True)
         try:
-            written = await write(pending)
+            settled: Settled = await rt.db.call(
+                rt.backend.settle,
+                [o.completion for o in pending if o.completion is not None],
+                [o.failure for o in pending if o.failure is not None],
+                claim,
+            )
             break
         except Exception as exc:
             if not is_transient(exc):
-                log.exception("%s failed for jobs %s", what, [o.flight.job.id for o in pending])
-                return set()
+                log.exception("writing outcomes failed for jobs %s",
+                              [o.flight.job.id for o in pending])
+                return None
             interrupted = True
             now = time.monotonic()
             for o in pending:
                 if now > o.flight.lease_deadline:
-                    rt.abandon(o.flight, f"lease ran out before its {what} could be written")
+                    rt.abandon(o.flight, "lease ran out before its outcome could be written")
             pending = [o for o in pending if not o.flight.lost]
             if not pending:
-                return set()
+                return None
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+    written = settled.completed | settled.failed.retried | settled.failed.dead
     for o in pending:
         if o.flight.job.id in written:
             continue
         if interrupted and await _landed_earlier(rt, o):
-            written.add(o.flight.job.id)
             continue
         o.flight.lost = True
         rt.state.count("lease_lost")
-        log.warning("job %s: %s matched no row: lease lost, outcome dropped", o.flight.job.id, what)
-    return written
+        kind = "completion" if o.completion is not None else "failure"
+        log.warning("job %s: %s matched no row: lease lost, outcome dropped",
+                    o.flight.job.id, kind)
+    return settled
 
 
 async def _landed_earlier(rt: Runtime, o: Outcome) -> bool:
     """After an interrupted write: did the earlier attempt commit? (The job then sits in the
-    archive or dead letters, last touched by this worker.)"""
+    archive or dead letters, last touched by this worker, or is pending again with this
+    attempt's error in its history.)"""
     try:
         job = await rt.db.call(rt.backend.get_job, o.flight.job.id)
     except Exception:  # noqa: BLE001
         return False
+    if job is None:
+        return False
+    if job.status in ("succeeded", "dead"):
+        return job.worker_id == rt.worker_id and job.attempts == o.flight.attempt
     return (
-        job is not None
-        and job.status in ("succeeded", "dead")
-        and job.worker_id == rt.worker_id
-        and job.attempts == o.flight.attempt
-    ) or (
-        job is not None
-        and job.status == "pending"
+        job.status == "pending"
         and o.failure is not None
         and any(e.get("worker") == rt.worker_id and e.get("attempt") == o.flight.attempt
                 for e in job.errors)

@@ -31,8 +31,8 @@ async def fetch_loop(rt: Runtime) -> None:
     state = rt.state
     idle_wait = MIN_IDLE_WAIT
     while not state.stopping.is_set():
-        free = state.free
-        if free <= 0:
+        wanted = rt.reserve_slots()
+        if wanted <= 0:
             state.slots_free.clear()
             if state.free <= 0:
                 await wait_any(state.slots_free, state.stopping)
@@ -44,13 +44,15 @@ async def fetch_loop(rt: Runtime) -> None:
                 rt.backend.claim,
                 rt.worker_id,
                 rt.queues,
-                min(free, rt.batch),
+                wanted,
                 rt.lease,
                 True,  # claim and start in one statement: every claimed job has a free slot
                 give_up=state.stopping.is_set,
             )
         except ClaimqError:
             break  # stopping while the database was away
+        finally:
+            state.reserved -= wanted
         state.count("claims")
         if jobs:
             idle_wait = MIN_IDLE_WAIT

@@ -44,21 +44,25 @@ class WorkerState:
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     wake: asyncio.Event = field(default_factory=asyncio.Event)  # set by NOTIFY or freed slots
     slots_free: asyncio.Event = field(default_factory=asyncio.Event)
+    handler_done: asyncio.Event = field(default_factory=asyncio.Event)
     counters: dict[str, int] = field(default_factory=dict)
+    reserved: int = 0  # slots promised to a claim that is still on its way
 
     @property
     def free(self) -> int:
         """Slots for new claims: handlers not running, while outcomes still being written stay
         bounded (at most one more batch of them than there are slots)."""
         running = sum(1 for f in self.jobs.values() if not f.finished)
-        return max(min(self.concurrency - running, 2 * self.concurrency - len(self.jobs)), 0)
+        free = min(self.concurrency - running, 2 * self.concurrency - len(self.jobs))
+        return max(free - self.reserved, 0)
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + n
 
     def finish(self, flight: InFlight) -> None:
+        # Not slots_free: the completer claims for these slots when it writes the outcome.
         flight.finished = True
-        self.slots_free.set()
+        self.handler_done.set()
 
     def forget(self, job_id: int) -> None:
         self.jobs.pop(job_id, None)

@@ -8,6 +8,8 @@ from claimq.errors import InvalidInput
 
 def open_backend(url: str) -> Backend:
     """`sqlite:///path.db` or `postgresql://…`; the scheme picks the backend."""
+    if not isinstance(url, str):
+        raise InvalidInput(f"database URL must be a string, got {url!r}")
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
         from claimq.backends.sqlite import SQLiteBackend

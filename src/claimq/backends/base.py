@@ -44,6 +44,24 @@ class Failure:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    worker_id: str
+    queues: Sequence[str] | None
+    limit: int
+    lease: float | None
+    start: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What one settle() call did: completions written, failures written, jobs claimed."""
+
+    completed: set[int]
+    failed: FailResult
+    claimed: list[Job]
+
+
+@dataclass(frozen=True, slots=True)
 class Started:
     id: int
     attempts: int
@@ -116,6 +134,12 @@ class Backend(Protocol):
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]: ...
     def fail(self, failures: Sequence[Failure]) -> FailResult: ...
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]: ...
+    def settle(
+        self,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None = None,
+    ) -> Settled: ...
     def reap(self, limit: int = 1000) -> ReapResult: ...
 
     def get_job(self, job_id: int) -> Job | None: ...

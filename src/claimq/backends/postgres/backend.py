@@ -14,6 +14,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
     CancelOutcome,
+    ClaimRequest,
     Completion,
     FailResult,
     Failure,
@@ -21,6 +22,7 @@ from claimq.backends.base import (
     Owned,
     QueueInfo,
     ReapResult,
+    Settled,
     Started,
     Table,
 )
@@ -78,6 +80,25 @@ def _array_literal(items: Sequence[str]) -> str:
     return "{" + ",".join(quoted) + "}"
 
 
+def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
+    return {
+        "ids": [d.id for d in done],
+        "tokens": [d.token for d in done],
+        "results": [d.result_json for d in done],
+    }
+
+
+def _fail_params(failures: Sequence[Failure]) -> dict[str, Any]:
+    return {
+        "ids": [f.id for f in failures],
+        "tokens": [f.token for f in failures],
+        "errors": [Jsonb(f.error) for f in failures],
+        "delays": [f.delay for f in failures],
+        "reasons": [f.reason for f in failures],
+        "permanent": [f.permanent for f in failures],
+    }
+
+
 def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
     return {"ids": [o.id for o in owned], "tokens": [o.token for o in owned]}
 
@@ -93,10 +114,15 @@ class PostgresBackend:
             raise InvalidInput(f"not a PostgreSQL URL: {url!r}")
         options = dict(parse_qsl(parsed.query))
         self.schema = options.pop("schema", "claimq")
-        if not _SCHEMA_RE.match(self.schema):
+        if not _SCHEMA_RE.fullmatch(self.schema):
             raise InvalidInput(f"schema must be a lower-case SQL identifier, got {self.schema!r}")
         size = options.pop("pool_size", None)
-        self.pool_size = pool_size or int(size or 10)
+        try:
+            self.pool_size = pool_size or int(size or 10)
+        except ValueError:
+            self.pool_size = 0
+        if not 1 <= self.pool_size <= 10_000:
+            raise InvalidInput(f"pool_size must be a whole number from 1 to 10000, got {size!r}")
         self.url = url
         self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
         self.channel = f"{self.schema}_jobs"
@@ -107,7 +133,6 @@ class PostgresBackend:
             max_size=self.pool_size,
             kwargs={"autocommit": True, "row_factory": dict_row},
             open=True,
-            check=ConnectionPool.check_connection,
             reconnect_timeout=60,
         )
 
@@ -267,19 +292,45 @@ class PostgresBackend:
     ) -> list[Job]:
         if limit <= 0:
             return []
-        params = {
-            "worker_id": worker_id,
-            "queues": None if queues is None else list(queues),
-            "limit": limit,
-            "lease": lease,
-            "start": start,
-        }
-        with self._conn() as conn, conn.pipeline(), conn.transaction():
-            conn.execute(self._q.lock_limited_queues, params)
-            rows = conn.execute(self._q.claim, params).fetchall()
-        jobs = [_row_to_job(r) for r in rows]
+        return self.settle((), (), ClaimRequest(worker_id, queues, limit, lease, start)).claimed
+
+    def settle(
+        self,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None = None,
+    ) -> Settled:
+        """Completions, failures and the next claim on one connection, in one thread hop.
+        Outcomes and claim are separate transactions: a failed claim never undoes an outcome."""
+        completed: set[int] = set()
+        failed = FailResult()
+        claimed: list[dict[str, Any]] = []
+        # Plain statements, not pipeline mode: on a local or LAN link psycopg's pipeline costs
+        # more CPU than the round trips it saves.
+        with self._conn() as conn:
+            if done or failures:
+                with conn.transaction():
+                    if done:
+                        rows = conn.execute(self._q.complete, _complete_params(done))
+                        completed = {r["id"] for r in rows.fetchall()}
+                    if failures:
+                        for r in conn.execute(self._q.fail, _fail_params(failures)).fetchall():
+                            (failed.dead if r["dead"] else failed.retried).add(r["id"])
+            if claim is not None and claim.limit > 0:
+                params = {
+                    "worker_id": claim.worker_id,
+                    "queues": None if claim.queues is None else list(claim.queues),
+                    "limit": claim.limit,
+                    "lease": claim.lease,
+                    "start": claim.start,
+                }
+                with conn.transaction():
+                    conn.execute(self._q.lock_limited_queues, params)
+                    claimed = conn.execute(self._q.claim, params).fetchall()
+        failed.lost.update(f.id for f in failures if f.id not in failed.dead | failed.retried)
+        jobs = [_row_to_job(r) for r in claimed]
         jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
-        return jobs
+        return Settled(completed, failed, jobs)
 
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
         if not owned:
@@ -306,11 +357,7 @@ class PostgresBackend:
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
         if not done:
             return set()
-        params = {
-            "ids": [d.id for d in done],
-            "tokens": [d.token for d in done],
-            "results": [d.result_json for d in done],
-        }
+        params = _complete_params(done)
         if conn is not None:
             if not isinstance(conn, psycopg.Connection):
                 raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
@@ -320,22 +367,7 @@ class PostgresBackend:
             return {r["id"] for r in own.execute(self._q.complete, params).fetchall()}
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
-        result = FailResult()
-        if not failures:
-            return result
-        params = {
-            "ids": [f.id for f in failures],
-            "tokens": [f.token for f in failures],
-            "errors": [Jsonb(f.error) for f in failures],
-            "delays": [f.delay for f in failures],
-            "reasons": [f.reason for f in failures],
-            "permanent": [f.permanent for f in failures],
-        }
-        with self._conn() as conn:
-            for r in conn.execute(self._q.fail, params).fetchall():
-                (result.dead if r["dead"] else result.retried).add(r["id"])
-        result.lost.update(f.id for f in failures if f.id not in result.dead | result.retried)
-        return result
+        return self.settle((), failures).failed
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
         if not owned:

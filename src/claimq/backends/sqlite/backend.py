@@ -17,6 +17,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
     CancelOutcome,
+    ClaimRequest,
     Completion,
     FailResult,
     Failure,
@@ -24,6 +25,7 @@ from claimq.backends.base import (
     Owned,
     QueueInfo,
     ReapResult,
+    Settled,
     Started,
     Table,
 )
@@ -112,6 +114,8 @@ class SQLiteBackend:
             self.busy_timeout = float(options.get("busy_timeout", "60"))
         except ValueError:
             raise InvalidInput("busy_timeout must be a number of seconds") from None
+        if not 0 <= self.busy_timeout < 2**31 / 1000:  # also rejects nan and inf
+            raise InvalidInput("busy_timeout must be a number of seconds >= 0")
         self.synchronous = options.get("synchronous", "full").lower()
         if self.synchronous not in _SYNCHRONOUS:
             raise InvalidInput(f"synchronous must be one of {sorted(_SYNCHRONOUS)}")
@@ -278,30 +282,43 @@ class SQLiteBackend:
         if limit <= 0:
             return []
         with self._write() as conn:
-            now = self.clock()
-            caps = conn.execute(
-                _Q.claim_capacity,
-                {"limit": limit, "queues": None if queues is None else json.dumps(list(queues))},
-            ).fetchall()
-            candidates: list[tuple[int, float, int]] = []
-            for name, free in caps:
-                if free <= 0:
-                    continue
-                for row in conn.execute(
-                    _Q.claim_candidates, {"queue": name, "now": now, "limit": min(free, limit)}
-                ):
-                    candidates.append((-row["priority"], row["run_at"], row["id"]))
-            if not candidates:
-                return []
-            chosen = [c[2] for c in sorted(candidates)[:limit]]
-            rows = conn.execute(
-                _Q.claim_update,
-                {"worker_id": worker_id, "now": now, "lease": lease, "ids": json.dumps(chosen),
-                 "start": start},
-            ).fetchall()
+            return self._claim(conn, ClaimRequest(worker_id, queues, limit, lease, start))
+
+    def _claim(self, conn: sqlite3.Connection, req: ClaimRequest) -> list[Job]:
+        now = self.clock()
+        queues = None if req.queues is None else json.dumps(list(req.queues))
+        caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
+        candidates: list[tuple[int, float, int]] = []
+        for name, free in caps:
+            if free <= 0:
+                continue
+            params = {"queue": name, "now": now, "limit": min(free, req.limit)}
+            for row in conn.execute(_Q.claim_candidates, params):
+                candidates.append((-row["priority"], row["run_at"], row["id"]))
+        if not candidates:
+            return []
+        chosen = [c[2] for c in sorted(candidates)[: req.limit]]
+        rows = conn.execute(
+            _Q.claim_update,
+            {"worker_id": req.worker_id, "now": now, "lease": req.lease,
+             "ids": json.dumps(chosen), "start": req.start},
+        ).fetchall()
         jobs = [_row_to_job(r) for r in rows]
         jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
         return jobs
+
+    def settle(
+        self,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None = None,
+    ) -> Settled:
+        """Completions, failures and the next claim in one write transaction."""
+        with self._write() as conn:
+            completed = self._complete(conn, done)
+            failed = self._fail(conn, failures)
+            jobs = self._claim(conn, claim) if claim is not None and claim.limit > 0 else []
+        return Settled(completed, failed, jobs)
 
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
         if not owned:
@@ -343,26 +360,29 @@ class SQLiteBackend:
         return set(archived)
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
-        result = FailResult()
         with self._write() as conn:
-            now = self.clock()
-            for item in failures:
-                params = {
-                    "id": item.id,
-                    "token": item.token,
-                    "now": now,
-                    "error": json.dumps(item.error),
-                    "delay": item.delay,
-                    "reason": item.reason,
-                    "permanent": int(item.permanent),
-                }
-                if conn.execute(_Q.fail_bury, params).rowcount == 1:
-                    conn.execute(_Q.delete_owned, params)
-                    result.dead.add(item.id)
-                elif conn.execute(_Q.fail_retry, params).fetchone() is not None:
-                    result.retried.add(item.id)
-                else:
-                    result.lost.add(item.id)
+            return self._fail(conn, failures)
+
+    def _fail(self, conn: sqlite3.Connection, failures: Sequence[Failure]) -> FailResult:
+        result = FailResult()
+        now = self.clock()
+        for item in failures:
+            params = {
+                "id": item.id,
+                "token": item.token,
+                "now": now,
+                "error": json.dumps(item.error),
+                "delay": item.delay,
+                "reason": item.reason,
+                "permanent": int(item.permanent),
+            }
+            if conn.execute(_Q.fail_bury, params).rowcount == 1:
+                conn.execute(_Q.delete_owned, params)
+                result.dead.add(item.id)
+            elif conn.execute(_Q.fail_retry, params).fetchone() is not None:
+                result.retried.add(item.id)
+            else:
+                result.lost.add(item.id)
         return result
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
