@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from claimq import _validate
+from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class Task(Generic[P, R]):
             merged = replace(self.options, **options)
         except TypeError:
             known = sorted(CallOptions.__dataclass_fields__)
-            raise _validate.InvalidInput(
+            raise InvalidInput(
                 f"unknown job option(s) {sorted(set(options) - set(known))}; known: {known}"
             ) from None
         return replace(self, options=merged)

@@ -126,7 +126,7 @@ async def _landed_earlier(rt: Runtime, o: Outcome) -> bool:
     if job is None:
         return False
     if job.status in ("succeeded", "dead"):
-        return job.worker_id == rt.worker_id and job.attempts == o.flight.attempt
+        return bool(job.worker_id == rt.worker_id and job.attempts == o.flight.attempt)
     return (
         job.status == "pending"
         and o.failure is not None

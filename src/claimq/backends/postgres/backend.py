@@ -139,7 +139,7 @@ class PostgresBackend:
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         with self._pool.connection() as conn:
-            yield conn
+            yield conn  # type: ignore[misc]  # the pool's row_factory is dict_row
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -409,7 +409,7 @@ class PostgresBackend:
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._conn() as conn:
             row = conn.execute(self._q.cancel, {"id": job_id}).fetchone()
-        return "not_found" if row is None else row["outcome"]  # type: ignore[no-any-return]
+        return "not_found" if row is None else row["outcome"]
 
     def resurrect(
         self, job_id: int, payload_json: str | None = None, priority: int | None = None
