@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
-from claimq import _validate
 from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 

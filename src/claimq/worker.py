@@ -23,7 +23,7 @@ from claimq._worker.completer import Outcome, complete_loop
 from claimq._worker.dbcall import DB
 from claimq._worker.executor import HandlerThreads, run_job
 from claimq._worker.fetcher import fetch_loop, wait_any
-from claimq._worker.heartbeater import heartbeat_loop
+from claimq._worker.heartbeater import beat, heartbeat_loop
 from claimq._worker.notifier import start_listener
 from claimq._worker.reaper import reap_loop
 from claimq._worker.state import InFlight, WorkerState
@@ -104,6 +104,7 @@ class Runtime:
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     listener_stop: threading.Event = field(default_factory=threading.Event)
     default_lease: float = 30.0
+    hints: set[asyncio.Future[None]] = field(default_factory=set)
 
     @property
     def backend(self) -> Any:
@@ -121,6 +122,13 @@ class Runtime:
     @property
     def reap_interval(self) -> float:
         return max(min(self.lease or self.default_lease, 60.0) / 2.0, 0.5)
+
+    def cancel_hint(self, job_id: str) -> None:
+        """A cancel was requested somewhere for `job_id`: if we hold it, heartbeat now."""
+        if job_id.isdigit() and int(job_id) in self.state.jobs:
+            task = asyncio.ensure_future(beat(self))
+            self.hints.add(task)
+            task.add_done_callback(self.hints.discard)
 
     def reserve_slots(self) -> int:
         """Promise free slots to a claim about to be made (so two claims never overshoot)."""

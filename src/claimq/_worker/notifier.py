@@ -1,4 +1,5 @@
-"""PostgreSQL LISTEN in a thread of its own: a notification wakes the fetcher early.
+"""PostgreSQL LISTEN in a thread of its own: a new-job notification wakes the fetcher early; a
+cancel notification for a job held here triggers a heartbeat at once (which sees the cancel).
 
 Polling stays the fallback, so a lost notification, or a pooled connection that cannot LISTEN,
 only costs latency.
@@ -23,6 +24,7 @@ def start_listener(rt: Runtime, loop: asyncio.AbstractEventLoop) -> threading.Th
     if listen is None:
         return None
     wanted = None if rt.queues is None else set(rt.queues)
+    cancel_channel = getattr(rt.backend, "cancel_channel", None)
 
     def run() -> None:
         delay = 0.1
@@ -33,7 +35,9 @@ def start_listener(rt: Runtime, loop: asyncio.AbstractEventLoop) -> threading.Th
                 delay = 0.1
                 while not rt.listener_stop.is_set():
                     for note in conn.notifies(timeout=0.5):
-                        if wanted is None or note.payload in wanted:
+                        if note.channel == cancel_channel:
+                            loop.call_soon_threadsafe(rt.cancel_hint, note.payload)
+                        elif wanted is None or note.payload in wanted:
                             loop.call_soon_threadsafe(rt.state.wake.set)
             except Exception as exc:  # noqa: BLE001 - any failure: reconnect after a pause
                 log.debug("listener reconnecting after: %s", exc)

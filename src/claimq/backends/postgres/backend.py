@@ -126,6 +126,7 @@ class PostgresBackend:
         self.url = url
         self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
         self.channel = f"{self.schema}_jobs"
+        self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._pool = ConnectionPool(
             self.conninfo,
@@ -481,7 +482,9 @@ class PostgresBackend:
     # -- notifications -------------------------------------------------------------------------
 
     def listen_connection(self) -> psycopg.Connection[Any]:
-        """A dedicated connection (outside the pool) listening on this schema's job channel."""
+        """A dedicated connection (outside the pool) listening on this schema's channels: new
+        jobs (payload: queue name) and cancel requests (payload: job id)."""
         conn = psycopg.connect(self.conninfo, autocommit=True)
         conn.execute(f"LISTEN {self.channel}")
+        conn.execute(f"LISTEN {self.cancel_channel}")
         return conn

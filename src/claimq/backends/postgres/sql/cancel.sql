@@ -1,5 +1,5 @@
--- Not started yet (pending or fetched): straight to dead letters. Running: flag it; its worker
--- sees the flag at its next heartbeat.
+-- Not started yet (pending or fetched): straight to dead letters. Running: flag it and notify;
+-- its worker heartbeats at once (or at its next heartbeat, if the notification is lost).
 WITH target AS (
     SELECT id, status FROM {schema}.jobs WHERE id = %(id)s FOR UPDATE
 ), gone AS (
@@ -23,5 +23,7 @@ WITH target AS (
 )
 SELECT 'cancelled' AS outcome FROM buried
 UNION ALL SELECT 'cancel_requested' FROM flagged
+    -- tells the job's worker at once, wherever it runs; its next heartbeat is the fallback
+    WHERE pg_notify('{schema}_cancel', (SELECT id::text FROM flagged)) IS NOT NULL
 UNION ALL SELECT 'finished' FROM {schema}.archive WHERE id = %(id)s
 UNION ALL SELECT 'finished' FROM {schema}.dead WHERE id = %(id)s
