@@ -52,7 +52,7 @@ def queue_name(value: object, what: str = "queue") -> str:
         raise InvalidInput(f"{what} name must be a non-empty string, got {value!r}")
     if len(value) > MAX_NAME_LEN:
         raise InvalidInput(f"{what} name is longer than {MAX_NAME_LEN} characters")
-    if not _QUEUE_RE.match(value):
+    if not _QUEUE_RE.fullmatch(value):
         raise InvalidInput(
             f"{what} name {value!r} may hold only letters, digits and _ . : - "
             "and must start with a letter or digit"
@@ -65,12 +65,21 @@ def task_name(value: object) -> str:
         raise InvalidInput(f"task name must be a non-empty string, got {value!r}")
     if len(value) > MAX_NAME_LEN * 2:
         raise InvalidInput(f"task name is longer than {MAX_NAME_LEN * 2} characters")
-    if not _TASK_RE.match(value):
+    if not _TASK_RE.fullmatch(value):
         raise InvalidInput(
             f"task name {value!r} may hold only letters, digits and _ . : < > - "
             "and must start with a letter or _"
         )
     return value
+
+
+def encodable(value: str) -> bool:
+    """Whether `value` can be stored as UTF-8 text (lone surrogates cannot)."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
@@ -84,6 +93,8 @@ def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
         raise InvalidInput(f"payload is not JSON-serialisable: {exc}") from None
     if "\\u0000" in text:
         raise InvalidInput("payload must not contain NUL characters")
+    if not encodable(text):
+        raise InvalidInput("payload holds text that is not valid Unicode (a lone surrogate)")
     size = len(text.encode())
     if size > limit:
         raise InvalidInput(f"payload is {size} bytes, over the limit of {limit} bytes")
@@ -99,6 +110,8 @@ def result_json(value: object) -> str | None:
         raise InvalidInput(f"job result is not JSON-serialisable: {exc}") from None
     if "\\u0000" in text:
         raise InvalidInput("job result must not contain NUL characters")
+    if not encodable(text):
+        raise InvalidInput("job result holds text that is not valid Unicode (a lone surrogate)")
     return text
 
 
@@ -138,15 +151,42 @@ def tags(value: object) -> tuple[str, ...]:
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"at most {MAX_TAGS} tags are allowed")
     for tag in out:
-        if not isinstance(tag, str) or not tag or len(tag) > MAX_TAG_LEN or "\x00" in tag:
+        if (not isinstance(tag, str) or not tag or len(tag) > MAX_TAG_LEN or "\x00" in tag
+                or not encodable(tag)):
             raise InvalidInput(f"each tag must be a string of 1 to {MAX_TAG_LEN} characters")
     return out
+
+
+def boolean(value: object, what: str) -> bool | None:
+    """None (leave as it is) or a real bool: "no" and 1 are not switches."""
+    if value is not None and not isinstance(value, bool):
+        raise InvalidInput(f"{what} must be True, False or None, got {value!r}")
+    return value
+
+
+def worker_id(value: object) -> str:
+    if (not isinstance(value, str) or not value or len(value) > 255 or "\x00" in value
+            or not encodable(value)):
+        raise InvalidInput(
+            f"worker_id must be a string of 1 to 255 characters without NUL, got {value!r}"
+        )
+    return value
+
+
+def queue_names(value: object) -> list[str] | None:
+    """claim()'s queues: None (every queue) or a list of names; a bare string is a mistake."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput(f"queues must be a list of queue names or None, got {value!r}")
+    return [queue_name(q) for q in value]
 
 
 def idempotency_key(value: object) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value or len(value) > MAX_KEY_LEN or "\x00" in value:
+    if (not isinstance(value, str) or not value or len(value) > MAX_KEY_LEN or "\x00" in value
+            or not encodable(value)):
         raise InvalidInput(f"idempotency_key must be a string of 1 to {MAX_KEY_LEN} characters")
     return value
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
@@ -13,7 +13,7 @@ from claimq import _validate
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
-from claimq.job import Job
+from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.task import Task, default_name, takes_context
 
@@ -39,6 +39,8 @@ class App:
         payload_limit: int = _validate.MAX_PAYLOAD_BYTES,
         default_max_attempts: int = 20,
     ) -> None:
+        if database is not None and not isinstance(database, str):
+            raise InvalidInput(f"database must be a URL string, got {database!r}")
         self.url = database_url(database)
         self.idempotency_retention = _validate.seconds(
             idempotency_retention, "idempotency_retention"
@@ -121,7 +123,7 @@ class App:
                 queue=_validate.queue_name(queue),
                 priority=_validate.integer(priority, "priority", *_validate.PRIORITY_RANGE),
                 max_attempts=_validate.integer(
-                    max_attempts or self.default_max_attempts,
+                    self.default_max_attempts if max_attempts is None else max_attempts,
                     "max_attempts",
                     *_validate.MAX_ATTEMPTS_RANGE,
                 ),
@@ -181,6 +183,7 @@ class App:
 
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
         """Queue many jobs in one transaction; each dict takes enqueue()'s options. All or none."""
+        _check_batch(jobs)
         specs = [
             _validate.enqueue_spec(
                 j, default_max_attempts=self.default_max_attempts,
@@ -205,6 +208,7 @@ class App:
     async def aenqueue_many(
         self, jobs: Iterable[dict[str, Any]], *, conn: Any = None
     ) -> list[int]:
+        _check_batch(jobs)
         if conn is not None and _is_async_pg(conn):
             specs = [
                 _validate.enqueue_spec(
@@ -247,31 +251,31 @@ class App:
     ) -> list[Job]:
         """Claim up to `limit` due jobs of active, unpaused queues (all queues when None).
         With start=True they go straight to processing (claim and start in one statement)."""
-        if not isinstance(worker_id, str) or not worker_id or len(worker_id) > 255:
-            raise InvalidInput("worker_id must be a string of 1 to 255 characters")
-        names = None if queues is None else [_validate.queue_name(q) for q in queues]
+        _validate.worker_id(worker_id)
+        names = _validate.queue_names(queues)
         _validate.integer(limit, "limit", 0, 10_000)
-        if lease is not None:
-            lease = _validate.seconds(lease, "lease", allow_zero=False)
+        lease = _lease(lease)
+        if not isinstance(start, bool):
+            raise InvalidInput(f"start must be True or False, got {start!r}")
         return self.backend.claim(worker_id, names, limit, lease, start)
 
     def start(self, job: Job, lease: float | None = None) -> int:
         """fetched -> processing; returns the attempt number. Raises LeaseLost."""
-        started = self.backend.start([_owned(job)], lease)
+        started = self.backend.start([_owned(job)], _lease(lease))
         if not started:
             raise LeaseLost(job.id, "start")
         return started[0].attempts
 
     def heartbeat(self, job: Job, lease: float | None = None) -> bool:
         """Extends the lease; returns whether a cancel was requested. Raises LeaseLost."""
-        result = self.backend.heartbeat([_owned(job)], lease)
+        result = self.backend.heartbeat([_owned(job)], _lease(lease))
         if job.id in result.lost:
             raise LeaseLost(job.id, "heartbeat")
         return job.id in result.cancel_requested
 
     def complete(self, job: Job, result: Any = None, *, conn: Any = None) -> None:
         """processing -> archive, with an optional JSON result. Raises LeaseLost."""
-        done = Completion(job.id, _token(job), _validate.result_json(result))
+        done = Completion(_job(job).id, _token(job), _validate.result_json(result))
         if job.id not in self.backend.complete([done], conn):
             raise LeaseLost(job.id, "complete")
 
@@ -287,6 +291,15 @@ class App:
         """Record a failed attempt: retry with backoff, or dead letters. Raises LeaseLost."""
         from claimq._worker.outcome import failure_for
 
+        _token(_job(job))
+        if not isinstance(error, BaseException):
+            raise InvalidInput(f"error must be an exception instance, got {error!r}")
+        if attempt is not None:
+            _validate.integer(attempt, "attempt", *_validate.MAX_ATTEMPTS_RANGE)
+        if worker_id is not None:
+            _validate.worker_id(worker_id)
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise InvalidInput(f"retry must be a RetryPolicy, got {retry!r}")
         if attempt is None:
             # The Job came from claim(), before start() spent the attempt: ask the database.
             current = self.backend.get_job(job.id)
@@ -302,8 +315,9 @@ class App:
 
     def release(self, job: Job, delay: float = 0.0) -> None:
         """Hand a fetched or processing job back to pending. Raises LeaseLost."""
+        owned = _owned(job)
         delay = _validate.seconds(delay, "delay")
-        if job.id not in self.backend.release([_owned(job)], delay):
+        if owned.id not in self.backend.release([owned], delay):
             raise LeaseLost(job.id, "release")
 
     def reap(self, limit: int = 1000) -> ReapResult:
@@ -331,6 +345,12 @@ class App:
     ) -> list[Job]:
         if table not in ("live", "archive", "dead"):
             raise InvalidInput("table must be 'live', 'archive' or 'dead'")
+        _filters(queue, task)
+        allowed = _STATUSES[table]
+        if status is not None and status not in allowed:
+            raise InvalidInput(
+                f"status must be one of {sorted(allowed)} for table {table!r}, got {status!r}"
+            )
         return self.backend.list_jobs(
             table, queue=queue, task=task, status=status,
             limit=_validate.integer(limit, "limit", 1, 100_000),
@@ -367,6 +387,7 @@ class App:
         if table not in ("archive", "dead"):
             raise InvalidInput("purge takes 'archive' or 'dead'")
         age = None if older_than is None else _validate.seconds(older_than, "older_than")
+        _filters(queue, task)
         count = self.backend.purge(table, age, queue, task)
         self.backend.purge_idempotency_keys(self.idempotency_retention)
         return count
@@ -391,6 +412,8 @@ class App:
     ) -> QueueInfo:
         """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it."""
         _validate.queue_name(name)
+        _validate.boolean(paused, "paused")
+        _validate.boolean(active, "active")
         if max_workers is not UNSET and max_workers is not None:
             _validate.integer(max_workers, "max_workers", 1, 1_000_000)
         if lease is not None:
@@ -419,14 +442,44 @@ class App:
         return self.backend.list_queues()
 
 
+_STATUSES: dict[str, frozenset[str]] = {
+    "live": frozenset({Status.PENDING, Status.FETCHED, Status.PROCESSING}),
+    "archive": frozenset({Status.SUCCEEDED}),
+    "dead": frozenset(DeadReason),
+}
+
+
+def _job(job: object) -> Job:
+    if not isinstance(job, Job):
+        raise InvalidInput(f"expected a Job (as claim() returns it), got {job!r}")
+    return job
+
+
+def _lease(lease: object) -> float | None:
+    return None if lease is None else _validate.seconds(lease, "lease", allow_zero=False)
+
+
+def _filters(queue: object, task: object) -> None:
+    if queue is not None:
+        _validate.queue_name(queue)
+    if task is not None:
+        _validate.task_name(task)
+
+
+def _check_batch(jobs: object) -> None:
+    if isinstance(jobs, str | bytes | Mapping) or not isinstance(jobs, Iterable):
+        raise InvalidInput(f"enqueue_many takes a list of dicts, got {type(jobs).__name__}")
+
+
 def _token(job: Job) -> str:
+    _job(job)
     if not job.claim_token:
         raise LeaseLost(job.id, "use (the job carries no claim token)")
     return job.claim_token
 
 
 def _owned(job: Job) -> Owned:
-    return Owned(job.id, _token(job))
+    return Owned(_job(job).id, _token(job))
 
 
 def _job_id(value: object) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 
@@ -38,7 +39,14 @@ class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruct
     """Raise from a handler to retry the job after an explicit delay (counts as an attempt)."""
 
     def __init__(self, after: float | timedelta = 0.0, reason: str = "") -> None:
-        seconds = after.total_seconds() if isinstance(after, timedelta) else float(after)
+        if isinstance(after, timedelta):
+            seconds = after.total_seconds()
+        elif isinstance(after, int | float) and not isinstance(after, bool):
+            seconds = float(after)
+        else:
+            raise InvalidInput(f"Retry(after=...) must be seconds or a timedelta, got {after!r}")
+        if not math.isfinite(seconds):
+            raise InvalidInput("Retry(after=...) must be finite")
         if seconds < 0:
             raise InvalidInput("Retry(after=...) must not be negative")
         self.after = seconds

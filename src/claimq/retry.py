@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -19,6 +20,12 @@ class RetryPolicy:
     jitter: float = 0.5
 
     def __post_init__(self) -> None:
+        for name in ("base", "factor", "cap", "jitter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidInput(f"RetryPolicy {name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise InvalidInput(f"RetryPolicy {name} must be finite, got {value!r}")
         if self.base < 0 or self.cap < 0 or self.factor < 1 or not 0 <= self.jitter <= 1:
             raise InvalidInput(
                 "RetryPolicy needs base >= 0, cap >= 0, factor >= 1 and 0 <= jitter <= 1"
@@ -39,7 +46,11 @@ class RetryPolicy:
         unknown = set(data) - {"base", "factor", "cap", "jitter"}
         if unknown:
             raise InvalidInput(f"unknown retry policy option(s): {sorted(unknown)}")
-        return cls(**{k: float(v) for k, v in data.items()})
+        try:
+            values = {k: float(v) for k, v in data.items()}
+        except (TypeError, ValueError):
+            raise InvalidInput(f"retry policy values must be numbers, got {data!r}") from None
+        return cls(**values)
 
 
 DEFAULT_RETRY = RetryPolicy()
