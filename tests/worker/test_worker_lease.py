@@ -74,7 +74,7 @@ def test_a_stalled_worker_loses_its_lease_and_drops_its_result(
     worker.wait_log(rf"job {job_id}.*(lease lost|lease was lost)", timeout=10)
     if task == "t.sleep_async":
         # Its handler had finished: the completion was written and matched no row.
-        worker.wait_log(rf"job {job_id}: complete matched no row: lease lost, outcome dropped")
+        worker.wait_log(rf"job {job_id}: \w+ matched no row: lease lost, outcome dropped")
     job = app.get_job(job_id)
     assert job.status == "processing"
     assert job.worker_id == "test-claimer"
