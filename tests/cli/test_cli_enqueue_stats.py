@@ -1,0 +1,138 @@
+"""claimq enqueue and claimq stats (plus the terminal-only progress bar and live view)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import time
+from datetime import UTC, datetime, timedelta
+
+from cli_helpers import TIMEOUT, Cli, cli_env
+
+from claimq import App, Status
+
+
+def test_enqueue(cli: Cli, app: App) -> None:
+    (cli.cwd / "payload.json").write_text('{"from": "file"}')
+    before = datetime.now(UTC)
+    full = cli(
+        "enqueue", "send_email", "--payload", '{"to": "a@example.com", "n": 1}',
+        "--queue", "emails", "--priority", "5", "--delay", "3600", "--key", "order-1",
+        "--max-attempts", "3", "--tag", "x", "--tag", "y", "--json",
+    ).json()
+    job = app.get_job(full["id"])
+    assert full["ids"] == [job.id]
+    assert job.task == "send_email" and job.queue == "emails" and job.status == Status.PENDING
+    assert job.payload == {"to": "a@example.com", "n": 1}
+    assert job.priority == 5 and job.max_attempts == 3 and job.tags == ("x", "y")
+    assert job.idempotency_key == "order-1"
+    assert job.run_at is not None
+    assert before + timedelta(seconds=3590) < job.run_at < before + timedelta(seconds=3700)
+
+    same_key, plain, from_file, from_stdin, bulk_result, human = cli.many(
+        ["enqueue", "send_email", "--key", "order-1", "--queue", "emails"],
+        ["enqueue", "cleanup"],
+        ["enqueue", "cleanup", "--payload", "@payload.json"],
+        ["enqueue", "cleanup", "--payload", "-"],
+        ["enqueue", "work", "--count", "2500", "--queue", "bulk", "--json"],
+        ["enqueue", "work", "--count", "3", "--queue", "small"],
+        stdin={3: '{"from": "stdin"}'},
+    )
+    assert same_key.ok().out == f"{job.id}\n"  # an idempotency key still held: same job
+    plain_job = app.get_job(int(plain.ok().out))
+    assert plain_job.queue == "default" and plain_job.payload == {} and plain_job.priority == 0
+    assert app.get_job(int(from_file.ok().out)).payload == {"from": "file"}
+    assert app.get_job(int(from_stdin.ok().out)).payload == {"from": "stdin"}
+
+    bulk = bulk_result.json()
+    assert bulk["count"] == 2500 and len(set(bulk["ids"])) == 2500
+    depth = {q.name: q.pending for q in app.queues()}
+    assert depth["bulk"] == 2500 and depth["small"] == 3
+    assert "enqueued 3 jobs" in human.ok().out
+
+
+
+def test_stats(cli: Cli, app: App) -> None:
+    for n in range(3):
+        app.enqueue("send", {"n": n}, queue="emails")
+    app.enqueue("send", queue="emails", delay=3600)
+    app.enqueue("report", queue="reports")
+    app.pause("reports")
+    app.configure_queue("emails", max_workers=4)
+
+    as_json, human = cli.many(["stats", "--json"], ["stats"])
+    data = {q["name"]: q for q in as_json.json()}
+    assert set(data) == {"emails", "reports"}
+    emails, reports = data["emails"], data["reports"]
+    assert (emails["pending"], emails["scheduled"], emails["max_workers"]) == (3, 1, 4)
+    assert emails["paused"] is False and emails["active"] is True
+    assert emails["oldest_ready_age"] >= 0 and emails["dead"] == 0 and emails["archived"] == 0
+    assert reports["paused"] is True and reports["pending"] == 1
+
+    for word in ("emails", "reports", "paused", "active", "pending", "oldest ready", "unlimited"):
+        assert word in human.ok().out
+
+    watch = cli.popen("stats", "--watch", "--interval", "0.2", "--json")
+    try:
+        assert watch.stdout is not None
+        first = json.loads(watch.stdout.readline())
+        second = json.loads(watch.stdout.readline())
+        assert [q["name"] for q in first["queues"]] == ["emails", "reports"]
+        assert datetime.fromisoformat(second["at"]) >= datetime.fromisoformat(first["at"])
+        watch.send_signal(signal.SIGINT)
+        _, err = watch.communicate(timeout=TIMEOUT)
+        assert watch.returncode == 0, err
+    finally:
+        watch.kill()
+
+
+def _run_in_pty(cli: Cli, *args: str, stop_when: str | None = None) -> tuple[int, str]:
+    """Runs claimq with stdout on a pseudo-terminal; with `stop_when`, sends Ctrl-C (SIGINT)
+    once that text has appeared."""
+    master, slave = pty.openpty()
+    env = cli_env(TERM="xterm-256color", COLUMNS="160")
+    env.pop("NO_COLOR")
+    proc = cli.popen(*args, stdout=slave, stderr=subprocess.STDOUT, env=env)
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT
+    interrupted = False
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            text = b"".join(chunks).decode(errors="replace")
+            if stop_when and not interrupted and stop_when in text:
+                proc.send_signal(signal.SIGINT)
+                interrupted = True
+            if proc.poll() is not None and not ready:
+                break
+        code = proc.wait(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+        os.close(master)
+    return code, b"".join(chunks).decode(errors="replace")
+
+
+def test_terminal_progress_and_live_stats(cli: Cli, app: App) -> None:
+    code, out = _run_in_pty(cli, "enqueue", "work", "--count", "3000", "--queue", "tty")
+    assert code == 0, out
+    assert "enqueueing" in out  # the rich progress bar was drawn
+    assert "enqueued 3000 jobs" in out
+    (queue,) = app.queues()
+    assert queue.pending == 3000
+
+    code, out = _run_in_pty(cli, "stats", "--watch", "--interval", "0.2", stop_when="3000")
+    assert code == 0, out
+    assert "tty" in out and "3000" in out

@@ -1,0 +1,64 @@
+"""claimq queues list | pause | resume | limit | activate | deactivate | set."""
+
+from __future__ import annotations
+
+from cli_helpers import Cli
+
+from claimq import App
+
+
+def test_queue_commands(cli: Cli, app: App) -> None:
+    for name in ("pause-me", "limit-me", "deactivate-me", "set-me"):
+        app.enqueue("t", queue=name)
+    app.pause("resume-me")
+    app.configure_queue("unlimit-me", max_workers=5)
+    app.deactivate("activate-me")
+    app.configure_queue("clear-me", lease=45, timeout=90)
+
+    listed = {q["name"]: q for q in cli("queues", "list", "--json").json()}
+    assert set(listed) == {
+        "pause-me", "limit-me", "deactivate-me", "set-me", "resume-me", "unlimit-me",
+        "activate-me", "clear-me",
+    }
+    assert listed["pause-me"]["pending"] == 1 and listed["resume-me"]["paused"] is True
+    assert listed["clear-me"]["lease_seconds"] == 45 and listed["clear-me"]["timeout_seconds"] == 90
+
+    results = cli.many(
+        ["queues", "pause", "pause-me"],
+        ["queues", "resume", "resume-me", "--json"],
+        ["queues", "limit", "limit-me", "3", "--json"],
+        ["queues", "limit", "unlimit-me", "none"],
+        ["queues", "deactivate", "deactivate-me"],
+        ["queues", "activate", "activate-me"],
+        ["queues", "set", "set-me", "--lease", "60", "--timeout", "30", "--json"],
+        ["queues", "set", "clear-me", "--timeout", "none"],
+        ["queues", "pause", "brand-new"],
+    )
+    pause, resume, limit, unlimit, deactivate, activate, set_, clear, new = results
+    assert "queue pause-me paused" in pause.ok().out
+    assert resume.json()["paused"] is False
+    assert limit.json()["max_workers"] == 3
+    assert "no worker limit" in unlimit.ok().out
+    assert "deactivated" in deactivate.ok().out and "activated" in activate.ok().out
+    assert (set_.json()["lease_seconds"], set_.json()["timeout_seconds"]) == (60, 30)
+    assert "no timeout" in clear.ok().out
+    assert "new queue created" in new.ok().out
+
+    state = {q.name: q for q in app.queues()}
+    assert state["pause-me"].paused and not state["resume-me"].paused
+    assert state["limit-me"].max_workers == 3 and state["unlimit-me"].max_workers is None
+    assert not state["deactivate-me"].active and state["activate-me"].active
+    assert (state["set-me"].lease_seconds, state["set-me"].timeout_seconds) == (60, 30)
+    assert (state["clear-me"].lease_seconds, state["clear-me"].timeout_seconds) == (45, None)
+    assert state["brand-new"].paused
+
+    rows = {}
+    for line in cli("queues", "list").ok().out.splitlines():
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        if line.startswith("│"):
+            rows[cells[0]] = cells
+    # queue │ paused │ active │ max workers │ lease │ timeout │ live jobs
+    assert rows["pause-me"] == ["pause-me", "yes", "yes", "unlimited", "30s", "-", "1"]
+    assert rows["deactivate-me"][1:3] == ["no", "no"]
+    assert rows["limit-me"][3] == "3" and rows["unlimit-me"][3] == "unlimited"
+    assert rows["set-me"][4:6] == ["60s", "30s"]
