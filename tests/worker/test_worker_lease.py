@@ -15,7 +15,7 @@ import time
 from urllib.parse import urlparse
 
 import pytest
-from worker_harness import WorkerProcess, archived, dead, wait_until
+from worker_harness import WorkerProcess, archived, dead, finished_ids, wait_until
 
 from claimq import App
 
@@ -95,3 +95,34 @@ def test_a_stalled_worker_loses_its_lease_and_drops_its_result(
     assert counters["started"] == 1
     assert counters["lease_lost"] >= 1
     assert counters.get("completed", 0) == 0
+
+
+def test_heartbeats_keep_a_long_job_past_its_lease(app: App, spawn_worker) -> None:
+    """The other side: a live worker's heartbeats extend the lease, so a job running several
+    leases long is never reaped, even by a reaper that runs all the while."""
+    ids = [app.enqueue("t.sleep_sync", {"seconds": 3.5}, max_attempts=1),
+           app.enqueue("t.sleep_async", {"seconds": 3.5}, max_attempts=1)]
+    worker = spawn_worker(app.url, concurrency=2, lease=LEASE, poll_interval=0.1, grace=5.0)
+    worker_id = worker.wait_started()
+    for job_id in ids:
+        worker.wait_handler(job_id)
+    reaped: list[int] = []
+
+    def reap_until_finished() -> bool:
+        result = app.reap()
+        reaped.extend(result.requeued + result.dead)
+        assert worker.alive()
+        return set(ids) <= finished_ids(app)
+
+    wait_until(reap_until_finished, 20, "the long jobs to finish", interval=0.1)
+    assert reaped == []
+    assert worker.stop() == 0
+
+    for job_id in ids:
+        job = app.get_job(job_id)
+        assert (job.status, job.worker_id, job.attempts, job.errors) == (
+            "succeeded", worker_id, 1, ()
+        )
+    counters = worker.counters()
+    assert counters["heartbeats"] >= 3
+    assert counters.get("lease_lost", 0) == 0
