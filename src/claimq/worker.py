@@ -244,6 +244,7 @@ class Worker:
         self.worker_id = worker_id or default_worker_id()
         self.runtime: Runtime | None = None
         self._stop_requests = 0
+        self._supervised = False  # set in a supervisor's child: only the supervisor escalates
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def run(self, *, install_signals: bool = True) -> dict[str, int]:
@@ -264,6 +265,11 @@ class Worker:
             log.info("worker %s: stopping (grace %.1fs); signal again to stop at once",
                      self.worker_id, self.grace)
             rt.state.stopping.set()
+        elif self._supervised:
+            # The same stop request arriving twice: Ctrl-C signals the whole process group and
+            # systemd the whole cgroup, and the supervisor forwards it as well. The supervisor
+            # alone counts signals; on the second it SIGKILLs its children.
+            return
         else:
             log.warning("worker %s: stopping at once; leases will recover running jobs",
                         self.worker_id)
@@ -374,7 +380,9 @@ def _child_main(
     app = import_app(app_path)
     if url is not None:
         app.url = url
-    Worker(app, **options).run()
+    worker = Worker(app, **options)
+    worker._supervised = True
+    worker.run()
 
 
 def run_worker(

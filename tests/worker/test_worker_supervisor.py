@@ -74,3 +74,53 @@ def test_supervisor_replaces_a_killed_child_and_stops_cleanly(app: App, spawn_wo
         if job.attempts == 2:
             assert job.errors[0]["worker"].split(":")[-2] == str(victim)
             assert int(job.worker_id.split(":")[-2]) != victim
+
+
+def test_ctrl_c_to_the_process_group_stops_the_children_gracefully(
+    app: App, spawn_worker
+) -> None:
+    """A terminal's Ctrl-C sends SIGINT to the supervisor and every child at once. That must
+    count as one stop request for each child, not two (which would mean: stop at once)."""
+    ids = [app.enqueue("t.sleep_async", {"seconds": 1.5}) for _ in range(2)]
+    supervisor = spawn_worker(
+        app.url, processes=2, concurrency=1, lease=5.0, poll_interval=0.1, grace=10.0
+    )
+    supervisor.wait_log(r"worker \S+ started:", count=2, timeout=30)
+    for job_id in ids:
+        supervisor.wait_handler(job_id)
+    children = _worker_children(supervisor.pid)
+    assert len(children) == 2
+
+    os.killpg(supervisor.pid, signal.SIGINT)  # the supervisor leads its own process group
+    assert supervisor.wait(timeout=20) == 0
+    log = supervisor.log()
+    assert "stopping at once" not in log
+    assert len(re.findall(r"worker \S+ stopped:", log)) == 2
+    for pid in children:
+        assert not pid_alive(pid)
+    # The running jobs finished within the grace period.
+    assert sorted(j.id for j in archived(app)) == sorted(ids)
+    assert live(app) == []
+
+
+def test_a_second_signal_to_the_supervisor_stops_the_children_at_once(
+    app: App, spawn_worker
+) -> None:
+    ids = [app.enqueue("t.sleep_async", {"seconds": 60}) for _ in range(2)]
+    supervisor = spawn_worker(
+        app.url, processes=2, concurrency=1, lease=5.0, poll_interval=0.1, grace=30.0
+    )
+    supervisor.wait_log(r"worker \S+ started:", count=2, timeout=30)
+    for job_id in ids:
+        supervisor.wait_handler(job_id)
+    children = _worker_children(supervisor.pid)
+
+    supervisor.signal(signal.SIGTERM)
+    supervisor.wait_log(r"stopping \(grace", count=2)
+    assert supervisor.alive()  # waiting on the running jobs
+    supervisor.signal(signal.SIGTERM)
+    supervisor.wait(timeout=10)
+    for pid in children:
+        assert not pid_alive(pid)
+    # Nothing was handed back: the jobs wait for their leases to run out.
+    assert {j.id for j in live(app) if j.status == "processing"} == set(ids)
