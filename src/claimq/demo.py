@@ -124,9 +124,15 @@ def _percentile(values: list[float], q: float) -> float:
               type=click.IntRange(200, 90_000), help="About how many jobs to enqueue.")
 @click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 64))
 @click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1, 1000))
-def command(url: str | None, scale: int, processes: int, concurrency: int) -> None:
+@click.pass_context
+def command(
+    ctx: click.Context, url: str | None, scale: int, processes: int, concurrency: int
+) -> None:
     """Run example tasks through several worker processes and check the outcome."""
     console = Console()
+    root = ctx.find_root().obj  # `claimq --database URL demo` means that database
+    if url is None and getattr(root, "explicit", False):
+        url = root.url
     url = _fresh_database(url or DEMO_URL)
     app.url = url
     app.close()
@@ -159,8 +165,8 @@ def command(url: str | None, scale: int, processes: int, concurrency: int) -> No
         export_id = app.enqueue("demo.long_export", queue="reports", max_attempts=1)
         progress.advance(bar)
 
-        ctx = multiprocessing.get_context("spawn")
-        supervisor = ctx.Process(target=_workers_main, args=(url, processes, concurrency))
+        spawn = multiprocessing.get_context("spawn")
+        supervisor = spawn.Process(target=_workers_main, args=(url, processes, concurrency))
         supervisor.start()
         run = progress.add_task("run", total=total)
         cancelled = False
@@ -204,7 +210,7 @@ def _report(console: Console, elapsed: float, total: int, images: int, emails: i
     live = app.list_jobs("live", limit=100_000)
     with app.transaction() as conn:
         rows = _execute(conn, "SELECT key FROM {t}").fetchall()
-    charge_keys = [r[0] for r in rows]
+    charge_keys = [r["key"] for r in rows]
     by_task = Counter(j.task for j in archive)
     reasons = Counter((j.task, j.reason) for j in dead)
     retried = [j for j in archive if j.attempts > 1]
