@@ -37,5 +37,6 @@ FROM candidates c
 WHERE j.id = c.id
 RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority, j.status,
           j.attempts, j.max_attempts, j.worker_id, j.claim_token::text AS claim_token,
-          j.lease_until, j.run_at, j.created_at, j.started_at, j.updated_at, j.errors,
+          j.lease_until, j.heartbeat_at, j.run_at, j.created_at, j.started_at, j.updated_at,
+          j.errors,
           j.timeout_seconds, j.retry

@@ -1,0 +1,140 @@
+"""The combined forms the worker uses: claim(start=True), settle() (outcomes and the next
+claim in one call) and app.transaction() (the caller's writes with claimq's)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import pytest
+from conformance_support import LEASE, counts, expire, live, running, state
+
+from claimq import App, DeadReason, JobNotFound, LeaseLost, Status
+from claimq.backends.base import ClaimRequest, Completion, Failure, Owned
+
+
+def _stale_token(token: str | None) -> str:
+    return uuid.uuid4().hex if token is not None and len(token) == 32 else str(uuid.uuid4())
+
+
+# -- claim(start=True) --------------------------------------------------------------------------
+
+
+def test_claim_and_start_in_one_step(app: App) -> None:
+    low = app.enqueue("t", priority=1)
+    high = app.enqueue("t", priority=9)
+    jobs = app.claim("w", limit=5, lease=30, start=True)
+    assert [j.id for j in jobs] == [high, low]
+    for job in jobs:
+        assert job.status is Status.PROCESSING
+        assert job.attempts == 1 and job.started_at is not None and job.claim_token
+        assert app.get_job(job.id) == job
+    with pytest.raises(LeaseLost):
+        app.start(jobs[0])  # already started
+    app.complete(jobs[0], "ok")
+    app.release(jobs[1])
+    assert app.get_job(low).attempts == 0, "release hands the attempt back"
+
+
+def test_claim_and_start_honours_the_bulkhead_and_pauses(app: App) -> None:
+    app.configure_queue("bh", max_workers=2)
+    for _ in range(4):
+        app.enqueue("t", queue="bh")
+    app.enqueue("t", queue="paused")
+    app.pause("paused")
+    assert len(app.claim("w", limit=10, start=True)) == 2
+    assert app.claim("w", limit=10, start=True) == []
+
+
+def test_claimed_and_started_job_expires_like_a_processing_one(app: App) -> None:
+    app.enqueue("t", max_attempts=1)
+    [job] = app.claim("w", limit=1, lease=LEASE, start=True)
+    expire()
+    assert app.reap().dead == [job.id]
+    assert app.get_job(job.id).reason == DeadReason.LEASE_EXPIRED
+
+
+# -- settle -------------------------------------------------------------------------------------
+
+
+def test_settle_writes_outcomes_then_claims(app: App) -> None:
+    app.configure_queue("s", max_workers=2)
+    a = running(app, queue="s")
+    b = running(app, queue="s", max_attempts=1)
+    waiting = [app.enqueue("t", queue="s") for _ in range(3)]
+    assert app.claim("w", ["s"], limit=5) == [], "the bulkhead is full"
+    settled = app.backend.settle(
+        [Completion(a.id, a.claim_token or "", '{"r": 1}')],
+        [Failure(b.id, b.claim_token or "", {"error": "E"}, 0.0, DeadReason.RETRIES_EXHAUSTED)],
+        ClaimRequest("w2", ["s"], 5, 30.0),
+    )
+    assert settled.completed == {a.id}
+    assert settled.failed.dead == {b.id} and not settled.failed.lost
+    # The slots its own outcomes freed are claimed in the same call.
+    assert [j.id for j in settled.claimed] == waiting[:2]
+    assert all(j.status is Status.FETCHED and j.worker_id == "w2" for j in settled.claimed)
+    assert app.get_job(a.id).result == {"r": 1}
+    assert app.get_job(b.id).status is Status.DEAD
+
+
+def test_settle_reports_stale_items_and_still_claims(app: App) -> None:
+    a = running(app)
+    b = running(app)
+    nxt = app.enqueue("t", queue="next")
+    before_a, before_b = app.get_job(a.id), app.get_job(b.id)
+    settled = app.backend.settle(
+        [Completion(a.id, _stale_token(a.claim_token))],
+        [Failure(b.id, _stale_token(b.claim_token), {"error": "E"}, 0.0, "retries_exhausted")],
+        ClaimRequest("w", ["next"], 1, None, True),
+    )
+    assert settled.completed == set() and settled.failed.lost == {b.id}
+    assert app.get_job(a.id) == before_a and app.get_job(b.id) == before_b
+    [claimed] = settled.claimed
+    assert claimed.id == nxt and claimed.status is Status.PROCESSING
+
+
+def test_settle_with_nothing_to_do(app: App) -> None:
+    app.enqueue("t")
+    before = state(app)
+    settled = app.backend.settle([], [], None)
+    assert settled.completed == set() and settled.claimed == []
+    assert app.backend.settle([], [], ClaimRequest("w", None, 0, None)).claimed == []
+    assert state(app) == before
+
+
+# -- app.transaction ----------------------------------------------------------------------------
+
+
+def test_transaction_commits_completion_and_follow_up_together(app: App) -> None:
+    job = running(app)
+    with app.transaction() as conn:
+        app.complete(job, {"step": 1}, conn=conn)
+        follow_up = app.enqueue("t", {"after": job.id}, queue="next", conn=conn)
+    assert app.get_job(job.id).status is Status.SUCCEEDED
+    assert app.get_job(follow_up).payload == {"after": job.id}
+
+
+def test_transaction_rolls_back_on_an_exception(app: App) -> None:
+    job = running(app)
+    before = state(app)
+    follow_up = 0
+    with pytest.raises(RuntimeError), app.transaction() as conn:
+        app.complete(job, conn=conn)
+        follow_up = app.enqueue("t", queue="next", conn=conn)
+        raise RuntimeError("the business write failed")
+    assert state(app) == before
+    assert app.get_job(job.id).status is Status.PROCESSING
+    with pytest.raises(JobNotFound):
+        app.get_job(follow_up)
+    app.complete(job)
+    assert counts(app) == (0, 1, 0)
+
+
+def test_stale_completion_inside_a_transaction_raises_and_rolls_back(app: App) -> None:
+    job = running(app)
+    stale = dataclasses.replace(job, claim_token=_stale_token(job.claim_token))
+    with pytest.raises(LeaseLost), app.transaction() as conn:
+        app.enqueue("t", queue="side-effect", conn=conn)
+        app.complete(stale, conn=conn)
+    assert [j.id for j in live(app)] == [job.id], "the enqueue rolled back with it"
+    assert app.backend.heartbeat([Owned(job.id, job.claim_token or "")], None).alive == {job.id}
