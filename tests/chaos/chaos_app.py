@@ -138,27 +138,49 @@ def _transient_error(url: str) -> Exception:
 
 
 def install_response_loss(which: set[str]) -> None:
-    """Wrap the backend: the first complete/fail write of each job commits, then raises."""
+    """Wrap the backend's outcome writes: the first write of each job's completion (or failure)
+    commits, then the call raises a transient error, as if the connection dropped before the
+    response arrived. Jobs that the same call claimed (settle) are lost to this worker too, as
+    they would be: the test finds them recovered by the reaper. Writes inside a caller's
+    transaction (ctx.complete_in) are left alone: their commit comes later."""
     backend = app.backend
     lost_once: set[tuple[str, int]] = set()
 
-    def wrap(name: str) -> None:
-        real = getattr(backend, name)
-
-        def call(items: Any, *args: Any, **kwargs: Any) -> Any:
-            result = real(items, *args, **kwargs)
-            ids = [i.id for i in items]
-            fresh = [i for i in ids if (name, i) not in lost_once]
-            if fresh:
-                lost_once.update((name, i) for i in fresh)
-                log.info("chaos response-lost %s %s", name, " ".join(map(str, fresh)))
-                raise _transient_error(backend.url)
+    def lose(result: Any, done: Any, failures: Any, claimed: Any) -> Any:
+        fresh = [("complete", d.id) for d in done if "complete" in which]
+        fresh += [("fail", f.id) for f in failures if "fail" in which]
+        fresh = [k for k in fresh if k not in lost_once]
+        if not fresh:
             return result
+        lost_once.update(fresh)
+        for what in ("complete", "fail"):
+            ids = [i for w, i in fresh if w == what]
+            if ids:
+                log.info("chaos response-lost %s %s", what, " ".join(map(str, ids)))
+        if claimed:
+            log.info("chaos response-lost claimed %s", " ".join(str(j.id) for j in claimed))
+        raise _transient_error(backend.url)
 
-        setattr(backend, name, call)
+    if hasattr(backend, "settle"):
+        real_settle = backend.settle
 
-    for name in which:
-        wrap(name)
+        def settle(done: Any, failures: Any, claim: Any = None) -> Any:
+            result = real_settle(done, failures, claim)
+            return lose(result, done, failures, result.claimed)
+
+        backend.settle = settle  # type: ignore[method-assign]
+
+    real_complete, real_fail = backend.complete, backend.fail
+
+    def complete(done: Any, conn: Any = None) -> Any:
+        result = real_complete(done, conn)
+        return result if conn is not None else lose(result, done, [], [])
+
+    def fail(failures: Any) -> Any:
+        return lose(real_fail(failures), [], failures, [])
+
+    backend.complete = complete  # type: ignore[method-assign]
+    backend.fail = fail  # type: ignore[method-assign]
 
 
 def main() -> None:

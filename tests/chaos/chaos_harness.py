@@ -337,6 +337,13 @@ def check_invariants(
             "overlapping_runs": overlaps, "effects": len(effects)}
 
 
+def drop_schema(base_url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
 def job_row(app: App, job_id: int) -> tuple[Any, ...]:
     """Everything stored about a job, wherever it lives (to show a stale write changed nothing)."""
     j = app.get_job(job_id)

@@ -72,7 +72,6 @@ async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
 async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | None:
     """Write until it lands or every lease has run out; report writes that matched no row."""
     pending = list(batch)
-    interrupted = False
     delay = 0.05
     while True:
         claim = None
@@ -91,7 +90,6 @@ async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | N
                 log.exception("writing outcomes failed for jobs %s",
                               [o.flight.job.id for o in pending])
                 return None
-            interrupted = True
             now = time.monotonic()
             for o in pending:
                 if now > o.flight.lease_deadline:
@@ -105,7 +103,11 @@ async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | N
     for o in pending:
         if o.flight.job.id in written:
             continue
-        if interrupted and await _landed_earlier(rt, o):
+        # Checked even when this write was not interrupted: a handler's own transaction
+        # (ctx.complete_in) may have committed while its response was lost.
+        landed = await _landed_earlier(rt, o)
+        if landed is not None:
+            rt.state.count(landed)  # counted once, like any outcome that lands
             continue
         o.flight.lost = True
         rt.state.count("lease_lost")
@@ -115,21 +117,28 @@ async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | N
     return settled
 
 
-async def _landed_earlier(rt: Runtime, o: Outcome) -> bool:
-    """After an interrupted write: did the earlier attempt commit? (The job then sits in the
-    archive or dead letters, last touched by this worker, or is pending again with this
-    attempt's error in its history.)"""
+async def _landed_earlier(rt: Runtime, o: Outcome) -> str | None:
+    """After a write that matched no row: did an earlier write of this attempt's outcome
+    commit after all (its response lost)? Returns the counter it lands in ("completed", "dead",
+    "retried"), or None when the job is no longer ours. Proof is the job in the archive, last
+    touched by this worker on this attempt, or this very error entry (same time, worker and
+    attempt) in its history, wherever the job has gone since (a reaper's entry never matches)."""
     try:
         job = await rt.db.call(rt.backend.get_job, o.flight.job.id)
     except Exception:  # noqa: BLE001
-        return False
+        return None
     if job is None:
-        return False
-    if job.status in ("succeeded", "dead"):
-        return bool(job.worker_id == rt.worker_id and job.attempts == o.flight.attempt)
-    return (
-        job.status == "pending"
-        and o.failure is not None
-        and any(e.get("worker") == rt.worker_id and e.get("attempt") == o.flight.attempt
-                for e in job.errors)
-    )
+        return None
+    if (job.status == "succeeded" and job.worker_id == rt.worker_id
+            and job.attempts == o.flight.attempt):
+        return "completed"  # only this attempt's owner could archive it (completer or handler)
+    if o.failure is not None:
+        entry = o.failure.error
+
+        def same(e: dict[str, object]) -> bool:
+            return all(e.get(k) == entry.get(k) for k in ("at", "worker", "attempt"))
+
+        if any(same(e) for e in job.errors):
+            # The job may have moved on since (retried, re-run, even finished).
+            return "dead" if job.status == "dead" and same(job.errors[-1]) else "retried"
+    return None
