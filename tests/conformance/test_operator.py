@@ -148,7 +148,13 @@ def test_purge_by_age(app: App, table: str) -> None:
     time.sleep(0.8)
     young = _finish(app, queue="a", task="t", ok=ok)
     assert app.purge(table, older_than=3600) == 0  # type: ignore[arg-type]
-    assert app.purge(table, older_than=0.4) == 1  # type: ignore[arg-type]
+    # A cut-off halfway between the two finish times, on the backend's own clock.
+    old_at, young_at = app.get_job(old).finished_at, app.get_job(young).finished_at
+    assert old_at is not None and young_at is not None
+    gap = (young_at - old_at).total_seconds()
+    assert gap >= 0.7
+    older_than = (app.backend.now() - young_at).total_seconds() + gap / 2
+    assert app.purge(table, older_than=older_than) == 1  # type: ignore[arg-type]
     remaining = archived(app) if ok else dead(app)
     assert [j.id for j in remaining] == [young]
     with pytest.raises(JobNotFound):

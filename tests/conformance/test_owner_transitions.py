@@ -145,11 +145,11 @@ def test_batched_heartbeat_extends_leases(app: App) -> None:
 
 def test_heartbeat_keeps_a_short_lease_alive(app: App) -> None:
     app.enqueue("t")
-    job = claim_one(app, lease=0.5)
+    job = claim_one(app, lease=1.0)
     app.start(job)
-    for _ in range(4):  # 1s in all, twice the lease
-        time.sleep(0.25)
-        app.heartbeat(job, lease=0.5)
+    for _ in range(5):  # 1.5 s in all, longer than the lease
+        time.sleep(0.3)
+        app.heartbeat(job, lease=1.0)
         assert app.reap() == ReapResult()
     assert app.get_job(job.id).status is Status.PROCESSING
 
