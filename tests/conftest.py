@@ -3,6 +3,7 @@ PostgreSQL server. With CLAIMQ_REQUIRE_POSTGRES=1 (CI) a missing server fails th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -22,15 +23,17 @@ def _pg_base_url() -> str:
         import psycopg
 
         with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_DB,)).fetchone()
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (PG_DB,)
+            ).fetchone()
             if not exists:
-                try:
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                     conn.execute(f'CREATE DATABASE "{PG_DB}"')
-                except psycopg.errors.DuplicateDatabase:
-                    pass
     except Exception as exc:  # noqa: BLE001 - any failure to reach the server means the same
         if REQUIRE_PG:
-            pytest.fail(f"PostgreSQL is required (CLAIMQ_REQUIRE_POSTGRES=1) but unreachable: {exc}")
+            pytest.fail(
+                f"PostgreSQL is required (CLAIMQ_REQUIRE_POSTGRES=1) but unreachable: {exc}"
+            )
         pytest.skip(f"PostgreSQL not reachable: {exc}")
     return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_DB
 
