@@ -15,9 +15,9 @@ import pytest
 from chaos_harness import (
     ARCHIVE,
     SOAK,
+    Sampler,
     check_invariants,
     live,
-    pid_alive,
     wait_finished,
     wait_until,
     worker_children,
@@ -42,54 +42,6 @@ def _payload(rng: random.Random, n: int) -> dict[str, object]:
     elif roll > 0.9:
         payload["fail_attempts"] = 1
     return payload
-
-
-class Sampler(threading.Thread):
-    """Every 0.2 s, in one read: the handler runs still open in live worker processes, and the
-    jobs they run. At no sampled moment may two of them hold a valid lease on one job (their
-    token the job's current one, its lease not expired)."""
-
-    def __init__(self, app: App) -> None:
-        super().__init__(daemon=True)
-        self.app = app
-        self.stop = threading.Event()
-        self.samples = 0
-        self.violations: list[object] = []
-        self.errors: list[BaseException] = []
-
-    def read(self) -> tuple[list[tuple[int, str, int]], dict[int, tuple[str, bool]]]:
-        schema = getattr(self.app.backend, "schema", None)
-        with self.app.transaction() as conn:
-            if self.app.backend.kind == "postgresql":
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                runs = [(r["job_id"], r["token"], r["pid"]) for r in conn.execute(
-                    f"SELECT job_id, token, pid FROM {schema}.chaos_runs WHERE ended IS NULL")]
-                jobs = {r["id"]: (str(r["claim_token"]), r["valid"]) for r in conn.execute(
-                    f"SELECT id, claim_token, lease_until > now() AS valid FROM {schema}.jobs"
-                    " WHERE status = 'processing'")}
-            else:
-                runs = [tuple(r) for r in conn.execute(
-                    "SELECT job_id, token, pid FROM chaos_runs WHERE ended IS NULL")]
-                now = self.app.backend.clock()
-                jobs = {r[0]: (r[1], bool(r[2])) for r in conn.execute(
-                    "SELECT id, claim_token, lease_until > ? FROM claimq_jobs"
-                    " WHERE status = 'processing'", (now,))}
-        return runs, jobs  # type: ignore[return-value]
-
-    def run(self) -> None:
-        while not self.stop.wait(0.2):
-            try:
-                runs, jobs = self.read()
-            except Exception as exc:  # noqa: BLE001 - reported by the test
-                self.errors.append(exc)
-                continue
-            self.samples += 1
-            owners: dict[int, list[tuple[str, int]]] = {}
-            for job_id, token, pid in runs:
-                current = jobs.get(job_id)
-                if current and current[0] == token and current[1] and pid_alive(pid):
-                    owners.setdefault(job_id, []).append((token, pid))
-            self.violations += [(j, o) for j, o in owners.items() if len(o) > 1]
 
 
 def test_repeated_kills_while_jobs_flow(capp: App, spawn) -> None:

@@ -1,0 +1,137 @@
+"""Scenario 5: the database goes away under running workers (PostgreSQL only, on a throwaway
+cluster of the test's own, so the shared server is never disturbed):
+
+1. every client backend is killed with pg_terminate_backend, three times, while jobs flow;
+2. the server is restarted (`pg_ctl restart -m fast`);
+3. the server crashes (`pg_ctl stop -m immediate`) and stays down longer than the workers'
+   leases, then comes back (crash recovery): the leases of the jobs in flight have run out, so
+   the reaper hands them to whoever claims next, while their first owners may still try to
+   finish them.
+
+Jobs keep being enqueued throughout. At the end every job is archived once, no two runs held a
+valid lease on one job at any sampled moment, no stale write landed, and the business effect of
+each job exists once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import chaos_biz as biz
+import psycopg
+import pytest
+from chaos_harness import ARCHIVE, Sampler, check_invariants, finished_ids, live
+from pgcluster import PgCluster, require_cluster
+from psycopg_pool import PoolTimeout
+
+from claimq import App
+
+T = TypeVar("T")
+LEASE = 3.0
+OPTIONS = {"concurrency": 4, "lease": LEASE, "poll_interval": 0.1, "grace": 2.0}
+
+pytestmark = [pytest.mark.postgres, pytest.mark.timeout(240)]
+
+
+def through_outage(call: Callable[[], T], timeout: float = 60) -> T:
+    """The test's own database calls, retried while the server is away."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call()
+        except (psycopg.OperationalError, PoolTimeout):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def terminate_backends(cluster: PgCluster) -> int:
+    with psycopg.connect(cluster.url(), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_database_restarts_and_killed_backends(spawn) -> None:
+    require_cluster()
+    with PgCluster() as cluster:
+        url = cluster.url("?schema=chaos")
+        app = App(url)
+        try:
+            app.migrate()
+            biz.create_tables(app)
+            ids: list[int] = []
+            feeding = threading.Event()
+            feeding.set()
+
+            def feed() -> None:
+                n = 0
+                while feeding.is_set():
+                    batch = [
+                        {"task": "chaos.work",
+                         "payload": {"n": n + i, "mode": ("atomic", "separate")[i % 2],
+                                     "sleep": 0.5 if i % 5 == 0 else 0.0}}
+                        for i in range(10)
+                    ]
+                    ids.extend(through_outage(lambda b=batch: app.enqueue_many(b)))
+                    n += 10
+                    time.sleep(0.2)
+
+            workers = [spawn(url, **OPTIONS) for _ in range(2)]
+            for w in workers:
+                w.wait_started()
+            feeder = threading.Thread(target=feed, daemon=True)
+            sampler = Sampler(app)
+            feeder.start()
+            sampler.start()
+
+            time.sleep(2.0)
+            killed = 0
+            for _ in range(3):
+                killed += terminate_backends(cluster)
+                time.sleep(1.0)
+            assert killed >= 6  # at least the workers' pools and listeners, each time
+
+            cluster.restart("fast")
+            time.sleep(2.0)
+            done_before_crash = len(through_outage(lambda: finished_ids(app)))
+
+            cluster.stop("immediate")
+            time.sleep(LEASE + 1.5)  # longer than every lease in flight
+            cluster.start()
+            cluster.wait_ready()
+            time.sleep(2.0)
+            feeding.clear()
+            feeder.join(60)
+
+            deadline = time.monotonic() + 90
+            while not set(ids) <= through_outage(lambda: finished_ids(app)):
+                assert time.monotonic() < deadline, (
+                    f"not finished: {len(set(ids) - finished_ids(app))} of {len(ids)}; live: "
+                    f"{[(j.id, j.status, j.attempts) for j in live(app)][:10]}"
+                )
+                time.sleep(0.2)
+            sampler.stop.set()
+            sampler.join(10)
+            for w in workers:
+                assert w.alive(), "a worker died of the outage:\n" + w.log()[-3000:]
+                assert w.stop(timeout=30) == 0
+
+            assert len(finished_ids(app)) > done_before_crash > 0
+            summary = check_invariants(app, dict.fromkeys(ids, ARCHIVE),
+                                       allow_invalid_start=True)
+            assert summary["effects"] == len(ids)
+            # The crash outlasted the leases in flight: the reaper recovered some jobs.
+            reaped = [j for j in map(app.get_job, ids)
+                      if any(e["error"] == "LeaseExpired" for e in j.errors)]
+            assert reaped, "no job was in flight through the crash: the scenario proved nothing"
+            assert sampler.samples > 20 and not sampler.violations, sampler.violations[:5]
+            logs = "".join(w.log() for w in workers)
+            assert "database unavailable" in logs and "database reachable again" in logs
+            print(f"pg restart: {summary}, backends killed {killed}, reaped {len(reaped)}")
+        finally:
+            app.close()
