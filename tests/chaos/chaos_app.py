@@ -56,6 +56,7 @@ def work(
     fail_attempts: int = 0,
     fail_always: bool = False,
     sleep: float = 0.0,
+    hold_conn: float = 0.0,
     n: int = 0,
     **extra: Any,
 ) -> dict[str, Any] | None:
@@ -65,7 +66,13 @@ def work(
     mode "separate": the side effect commits on its own, then the handler returns (completion
     by the worker's completer afterwards; a crash in between makes a duplicate run).
     On attempts <= hold_attempts it blocks for `hold` seconds: before recording anything
-    (hold_before_run), or after the side effect (separate), or before completing (atomic)."""
+    (hold_before_run), or after the side effect (separate), or before completing (atomic).
+    hold_conn: first keep one of the app's database connections busy that long (an open
+    transaction: with pool_size=1 the worker's own loops must wait for it)."""
+    if hold_conn:
+        with app.transaction():
+            mark(ctx, "holding-connection")
+            time.sleep(hold_conn)
     holding = ctx.attempt <= hold_attempts
     if hold_before_run and holding:
         mark(ctx, "holding-before-run")

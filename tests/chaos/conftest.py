@@ -4,13 +4,14 @@ process group) when the test ends, whatever happened."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import chaos_biz as biz
 import pytest
-from chaos_harness import WorkerProcess
+from chaos_harness import WorkerProcess, drop_schema
 
 from claimq import App
 
@@ -23,6 +24,18 @@ def capp(db_url: str) -> Iterator[App]:
     biz.create_tables(instance)
     yield instance
     instance.close()
+
+
+@pytest.fixture
+def pg_capp(pg_base_url: str) -> Iterator[App]:
+    """The same on PostgreSQL only (a fresh schema of the shared test server)."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    instance = App(f"{pg_base_url}?schema={schema}")
+    instance.migrate()
+    biz.create_tables(instance)
+    yield instance
+    instance.close()
+    drop_schema(pg_base_url, schema)
 
 
 @pytest.fixture

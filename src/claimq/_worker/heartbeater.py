@@ -43,8 +43,9 @@ async def beat(rt: Runtime) -> None:
     for f in held:
         if f.job.id in result.lost:
             # A finished job may have been completed while this heartbeat ran: for those the
-            # completer's own guarded write tells whether the lease was lost.
-            if not f.finished:
+            # completer's own guarded write tells whether the lease was lost. A handler that
+            # completed its job in its own transaction (ctx.complete_in) did so as the owner.
+            if not f.finished and not f.completed_by_handler:
                 rt.abandon(f, "lease lost (reaped, cancelled or re-owned elsewhere)")
         elif f.job.id in result.alive:
             f.renew()

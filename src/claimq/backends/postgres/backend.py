@@ -326,7 +326,8 @@ class PostgresBackend:
                     "start": claim.start,
                 }
                 with conn.transaction():
-                    conn.execute(self._q.lock_limited_queues, params)
+                    locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
+                    params["limited"] = [r["name"] for r in locked]
                     claimed = conn.execute(self._q.claim, params).fetchall()
         failed.lost.update(f.id for f in failures if f.id not in failed.dead | failed.retried)
         jobs = [_row_to_job(r) for r in claimed]

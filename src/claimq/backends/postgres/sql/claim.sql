@@ -8,6 +8,8 @@ WITH open_queues AS (
     FROM {schema}.queues q
     WHERE q.active AND NOT q.paused
       AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
+      -- a limited queue only when the previous statement holds its row (lock_limited_queues)
+      AND (q.max_workers IS NULL OR q.name = ANY(%(limited)s::text[]))
 ), candidates AS (
     SELECT c.id, c.priority, c.run_at, oq.lease_seconds
     FROM open_queues oq

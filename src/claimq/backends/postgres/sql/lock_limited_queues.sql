@@ -1,7 +1,9 @@
 -- Claimers of a queue with max_workers take turns, so each one's count of in-flight jobs
--- (read by the next statement, with a fresh snapshot) includes every earlier claim.
+-- (read by the next statement, with a fresh snapshot) includes every earlier claim. A queue row
+-- locked by someone else (another claimer, or an operator's transaction left open) is skipped:
+-- this claim leaves that queue alone rather than wait, and every other queue keeps flowing.
 SELECT name FROM {schema}.queues
 WHERE max_workers IS NOT NULL
   AND (%(queues)s::text[] IS NULL OR name = ANY(%(queues)s::text[]))
 ORDER BY name
-FOR UPDATE
+FOR UPDATE SKIP LOCKED
