@@ -16,7 +16,7 @@ demo: setup
 	$(BIN)/claimq demo
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 test: setup lint
