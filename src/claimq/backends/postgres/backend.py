@@ -80,10 +80,20 @@ def _array_literal(items: Sequence[str]) -> str:
     return "{" + ",".join(quoted) + "}"
 
 
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
+_NO_TOKEN = "00000000-0000-0000-0000-000000000000"  # gen_random_uuid() never makes this one
+
+
+def _token(token: str) -> str:
+    """A token that is not a UUID can own nothing: it becomes one that matches no row, so the
+    caller sees a lost lease rather than a cast error."""
+    return token if isinstance(token, str) and _UUID_RE.match(token) else _NO_TOKEN
+
+
 def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
     return {
         "ids": [d.id for d in done],
-        "tokens": [d.token for d in done],
+        "tokens": [_token(d.token) for d in done],
         "results": [d.result_json for d in done],
     }
 
@@ -91,7 +101,7 @@ def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
 def _fail_params(failures: Sequence[Failure]) -> dict[str, Any]:
     return {
         "ids": [f.id for f in failures],
-        "tokens": [f.token for f in failures],
+        "tokens": [_token(f.token) for f in failures],
         "errors": [Jsonb(f.error) for f in failures],
         "delays": [f.delay for f in failures],
         "reasons": [f.reason for f in failures],
@@ -100,7 +110,7 @@ def _fail_params(failures: Sequence[Failure]) -> dict[str, Any]:
 
 
 def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
-    return {"ids": [o.id for o in owned], "tokens": [o.token for o in owned]}
+    return {"ids": [o.id for o in owned], "tokens": [_token(o.token) for o in owned]}
 
 
 class PostgresBackend:
