@@ -1,0 +1,416 @@
+"""Scenario 10: a property-based test of the job state machine against a model.
+
+hypothesis drives random interleavings of enqueue, claim (fetched, or started at once), start,
+heartbeat, complete, fail (retryable, permanent), release, cancel, reap, resurrect and clock
+advance through the real App and backend, on a real SQLite file and a real PostgreSQL schema.
+Every owner operation is tried with any token ever handed out (current or stale). After every
+step the whole database must equal the model:
+
+- no job lost: every enqueued job is in exactly one of live / archive / dead, as predicted;
+- no two live owners: every claim hands out a token never seen before, a job has at most one
+  current token, and only an operation with that token and a valid state succeeds;
+- no stale write: an operation with a stale token raises LeaseLost (or reports the job lost) and
+  changes nothing at all;
+- the history: each failure and each reaped lease adds exactly one entry.
+
+Time: SQLite runs on a fake clock (SQLiteBackend(clock=...)); PostgreSQL's clock cannot be
+moved, so "advance" shifts every live job's run_at and lease_until back instead (the same thing,
+seen from the rows). Leases are 10 s, retry delays 0 or 20 s, advances 11 s: every comparison
+the model predicts is at least a second away from a tie, whatever the real time spent.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chaos_harness import drop_schema
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from claimq import App, Job, JobNotFound, LeaseLost
+from claimq.backends.base import Failure
+from claimq.backends.sqlite import SQLiteBackend
+
+pytestmark = pytest.mark.timeout(300)
+
+LEASE = 10
+STEP = 11
+DELAYS = (0, 20)
+SETTINGS = settings(
+    max_examples=100,
+    stateful_step_count=50,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+class FakeClock:
+    """Seconds since the epoch that move only when told, plus a microsecond per reading, so
+    that successive operations are ordered as they would be on a real clock."""
+
+    def __init__(self) -> None:
+        self.base = 1_750_000_000.0
+        self.ticks = 0
+
+    def __call__(self) -> float:
+        self.ticks += 1
+        return self.base + self.ticks * 1e-6
+
+    def advance(self, seconds: float) -> None:
+        self.base += seconds
+
+
+@dataclass
+class MJob:
+    id: int
+    priority: int
+    max_attempts: int
+    run_at: tuple[int, int]  # (virtual second, event number): the claim order
+    table: str = "live"  # live | archive | dead
+    status: str = "pending"
+    attempts: int = 0
+    token: str | None = None
+    lease_until: int | None = None
+    cancel: bool = False
+    errors: int = 0
+    reason: str | None = None
+
+
+@dataclass
+class Env:
+    """One fresh database per example, and how to move its clock."""
+
+    app: App
+    advance: Any
+    cleanup: Any = field(default=lambda: None)
+
+
+def sqlite_env(root: Path) -> Env:
+    path = root / f"{uuid.uuid4().hex}.db"
+    url = f"sqlite:///{path}"
+    clock = FakeClock()
+    app = App(url)
+    app._backend = SQLiteBackend(url, clock=clock)
+    app.migrate()
+    return Env(app, clock.advance)
+
+
+class PgEnvs:
+    """One schema for the whole test, emptied before each example."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.schema = f"t_{uuid.uuid4().hex[:12]}"
+        self.app = App(f"{base_url}?schema={self.schema}")
+        self.app.migrate()
+
+    def new(self) -> Env:
+        s = self.schema
+        with self.app.transaction() as conn:
+            conn.execute(f"TRUNCATE {s}.jobs, {s}.archive, {s}.dead, {s}.queues,"
+                         f" {s}.idempotency_keys")
+
+        def advance(seconds: float) -> None:
+            with self.app.transaction() as conn:
+                conn.execute(
+                    f"UPDATE {s}.jobs SET run_at = run_at - make_interval(secs => %s),"
+                    " lease_until = lease_until - make_interval(secs => %s)",
+                    (seconds, seconds),
+                )
+
+        return Env(self.app, advance)
+
+    def close(self) -> None:
+        self.app.close()
+        drop_schema(self.base_url, self.schema)
+
+
+def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
+    class JobStateMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.env: Env = make_env()
+            self.app = self.env.app
+            self.jobs: dict[int, MJob] = {}
+            self.handles: list[Job] = []  # every claimed Job ever returned: current or stale
+            self.tokens: set[str] = set()
+            self.vt = 0  # virtual now, in seconds
+            self.seq = 0
+
+        def teardown(self) -> None:
+            self.env.cleanup()
+
+        def tick(self) -> int:
+            self.seq += 1
+            return self.seq
+
+        # -- helpers -------------------------------------------------------------------------
+
+        def handle(self, i: int) -> Job:
+            """A handle by `i`: i % 3 == 1 prefers a stale one whose job has another owner now
+            (the case fencing tokens exist for), i % 3 == 2 the current owner's, else any."""
+            kind, n = i % 3, i // 3
+            if kind == 1:
+                pick = [h for h in self.handles
+                        if self.jobs[h.id].token not in (None, h.claim_token)]
+            elif kind == 2:
+                pick = [h for h in self.handles if self.jobs[h.id].token == h.claim_token]
+            else:
+                pick = []
+            pick = pick or self.handles
+            return pick[n % len(pick)]
+
+        def owned(self, h: Job, statuses: tuple[str, ...]) -> MJob | None:
+            """The model job when `h` is its current owner in one of `statuses`, else None."""
+            m = self.jobs[h.id]
+            if m.table == "live" and m.token == h.claim_token and m.status in statuses:
+                return m
+            return None
+
+        def to_pending(self, m: MJob, run_at: tuple[int, int] | None = None) -> None:
+            m.status, m.token, m.lease_until = "pending", None, None
+            if run_at is not None:
+                m.run_at = run_at
+
+        def bury(self, m: MJob, reason: str) -> None:
+            m.table, m.status, m.token, m.lease_until, m.reason = "dead", "dead", None, None, reason
+
+        # -- rules ---------------------------------------------------------------------------
+
+        @initialize(priorities=st.lists(st.integers(0, 2), min_size=2, max_size=4))
+        def some_jobs(self, priorities: list[int]) -> None:
+            for p in priorities:
+                self.enqueue(p, 0, 2)
+
+        @rule(priority=st.integers(0, 2), delay=st.sampled_from((0, 0, 20)),
+              max_attempts=st.integers(1, 3))
+        def enqueue(self, priority: int, delay: int, max_attempts: int) -> None:
+            job_id = self.app.enqueue("chaos.model", {"p": priority}, priority=priority,
+                                      delay=delay, max_attempts=max_attempts)
+            assert job_id not in self.jobs
+            self.jobs[job_id] = MJob(job_id, priority, max_attempts,
+                                     (self.vt + delay, self.tick()))
+
+        @rule(limit=st.integers(1, 3), start=st.booleans(), worker=st.sampled_from("AB"))
+        def claim(self, limit: int, start: bool, worker: str) -> None:
+            claimable = sorted(
+                (m for m in self.jobs.values()
+                 if m.table == "live" and m.status == "pending" and m.run_at[0] <= self.vt),
+                key=lambda m: (-m.priority, m.run_at, m.id),
+            )
+            want = [m.id for m in claimable[:limit]]
+            got = self.app.claim(f"worker-{worker}", limit=limit, lease=LEASE, start=start)
+            self.tick()
+            assert [j.id for j in got] == want, "claim took other jobs than the model's"
+            for j in got:
+                m = self.jobs[j.id]
+                assert j.claim_token and j.claim_token not in self.tokens, "a token came back"
+                self.tokens.add(j.claim_token)
+                m.status = "processing" if start else "fetched"
+                m.attempts += int(start)
+                m.token, m.lease_until = j.claim_token, self.vt + LEASE
+                assert j.status == m.status and j.attempts == m.attempts
+                self.handles.append(j)
+
+        @precondition(lambda self: self.handles)
+        @rule(i=st.integers(0, 10_000))
+        def start(self, i: int) -> None:
+            h = self.handle(i)
+            m = self.owned(h, ("fetched",))
+            if m is not None and m.cancel:
+                m = None
+            if m is None:
+                with pytest.raises(LeaseLost):
+                    self.app.start(h, lease=LEASE)
+            else:
+                assert self.app.start(h, lease=LEASE) == m.attempts + 1
+                m.status, m.attempts, m.lease_until = "processing", m.attempts + 1, self.vt + LEASE
+            self.tick()
+
+        @precondition(lambda self: self.handles)
+        @rule(i=st.integers(0, 10_000))
+        def heartbeat(self, i: int) -> None:
+            h = self.handle(i)
+            m = self.owned(h, ("fetched", "processing"))
+            if m is None:
+                with pytest.raises(LeaseLost):
+                    self.app.heartbeat(h, lease=LEASE)
+            else:
+                assert self.app.heartbeat(h, lease=LEASE) == m.cancel
+                m.lease_until = self.vt + LEASE
+            self.tick()
+
+        @precondition(lambda self: self.handles)
+        @rule(i=st.integers(0, 10_000))
+        def complete(self, i: int) -> None:
+            h = self.handle(i)
+            m = self.owned(h, ("processing",))
+            if m is None:
+                with pytest.raises(LeaseLost):
+                    self.app.complete(h, {"ok": True})
+            else:
+                self.app.complete(h, {"ok": True})
+                m.table, m.status, m.token, m.lease_until = "archive", "succeeded", None, None
+            self.tick()
+
+        @precondition(lambda self: self.handles)
+        @rule(i=st.integers(0, 10_000), permanent=st.booleans(), delay=st.sampled_from(DELAYS))
+        def fail(self, i: int, permanent: bool, delay: int) -> None:
+            h = self.handle(i)
+            m = self.owned(h, ("fetched", "processing"))
+            reason = "permanent_error" if permanent else "retries_exhausted"
+            error = {"attempt": h.attempts, "worker": h.worker_id, "error": "Boom",
+                     "message": f"step {self.seq}"}
+            result = self.app.backend.fail(
+                [Failure(h.id, h.claim_token or "", error, float(delay), reason, permanent)]
+            )
+            if m is None:
+                assert result.lost == {h.id} and not result.dead and not result.retried
+            else:
+                m.errors += 1
+                if permanent or m.attempts >= m.max_attempts:
+                    assert result.dead == {h.id}
+                    self.bury(m, reason)
+                else:
+                    assert result.retried == {h.id}
+                    self.to_pending(m, (self.vt + delay, self.seq + 1))
+            self.tick()
+
+        @precondition(lambda self: self.handles)
+        @rule(i=st.integers(0, 10_000))
+        def release(self, i: int) -> None:
+            h = self.handle(i)
+            m = self.owned(h, ("fetched", "processing"))
+            if m is None:
+                with pytest.raises(LeaseLost):
+                    self.app.release(h)
+            else:
+                self.app.release(h)
+                if m.cancel:
+                    self.bury(m, "cancelled")
+                else:
+                    if m.status == "processing":
+                        m.attempts = max(m.attempts - 1, 0)
+                    self.to_pending(m)
+            self.tick()
+
+        @precondition(lambda self: self.jobs)
+        @rule(i=st.integers(0, 10_000))
+        def cancel(self, i: int) -> None:
+            m = self.jobs[sorted(self.jobs)[i % len(self.jobs)]]
+            outcome = self.app.cancel(m.id)
+            if m.table != "live":
+                assert outcome == "finished"
+            elif m.status in ("pending", "fetched"):
+                assert outcome == "cancelled"
+                self.bury(m, "cancelled")
+            else:
+                assert outcome == "cancel_requested"
+                m.cancel = True
+            self.tick()
+
+        @rule()
+        def reap(self) -> None:
+            expired = [m for m in self.jobs.values()
+                       if m.table == "live" and m.status in ("fetched", "processing")
+                       and m.lease_until is not None and m.lease_until < self.vt]
+            result = self.app.reap()
+            want_dead = {m.id for m in expired
+                         if m.cancel or (m.status == "processing" and m.attempts >= m.max_attempts)}
+            assert set(result.dead) == want_dead
+            assert set(result.requeued) == {m.id for m in expired} - want_dead
+            for m in expired:
+                m.errors += 1
+                if m.id in want_dead:
+                    self.bury(m, "cancelled" if m.cancel else "lease_expired")
+                else:
+                    self.to_pending(m)
+            self.tick()
+
+        @precondition(lambda self: self.jobs)
+        @rule(i=st.integers(0, 10_000), priority=st.none() | st.integers(0, 2))
+        def resurrect(self, i: int, priority: int | None) -> None:
+            m = self.jobs[sorted(self.jobs)[i % len(self.jobs)]]
+            if m.table != "dead":
+                with pytest.raises(JobNotFound):
+                    self.app.resurrect(m.id, priority=priority)
+            else:
+                self.app.resurrect(m.id, priority=priority)
+                m.table, m.status, m.attempts = "live", "pending", 0
+                m.cancel, m.reason = False, None
+                m.token, m.lease_until, m.run_at = None, None, (self.vt, self.seq + 1)
+                if priority is not None:
+                    m.priority = priority
+            self.tick()
+
+        @rule()
+        def advance(self) -> None:
+            self.env.advance(STEP)
+            self.vt += STEP
+
+        @precondition(lambda self: self.handles)
+        @rule(start=st.booleans())
+        def leases_run_out_and_others_claim(self, start: bool) -> None:
+            """The path fencing tokens exist for, in one step: the clock passes every lease, the
+            reaper recovers the jobs, another worker claims them (the old handles go stale)."""
+            self.advance()
+            self.reap()
+            self.claim(3, start, "C")
+
+        # -- the database equals the model ---------------------------------------------------
+
+        @invariant()
+        def database_matches_model(self) -> None:
+            found: dict[int, tuple[str, Job]] = {}
+            for table in ("live", "archive", "dead"):
+                for j in self.app.list_jobs(table, limit=10_000):  # type: ignore[arg-type]
+                    assert j.id not in found, f"job {j.id} in two tables"
+                    found[j.id] = (table, j)
+            assert set(found) == set(self.jobs), "a job was lost or appeared from nowhere"
+            for job_id, m in self.jobs.items():
+                table, j = found[job_id]
+                got = (table, str(j.status), j.attempts, len(j.errors), j.reason, j.priority)
+                want = (m.table, m.status, m.attempts, m.errors, m.reason, m.priority)
+                assert got == want, f"job {job_id}: database {got} != model {want}"
+                if table == "live":
+                    assert j.claim_token == m.token, f"job {job_id}: token differs"
+                    assert j.cancel_requested == m.cancel
+            current = [m.token for m in self.jobs.values() if m.token]
+            assert len(current) == len(set(current))
+
+    JobStateMachine.__name__ = "JobStateMachine"
+    return JobStateMachine
+
+
+def test_state_machine_sqlite(tmp_path: Path) -> None:
+    run_state_machine_as_test(machine_for(lambda: sqlite_env(tmp_path)), settings=SETTINGS)
+
+
+@pytest.mark.postgres
+def test_state_machine_postgresql(pg_base_url: str) -> None:
+    envs = PgEnvs(pg_base_url)
+    try:
+        run_state_machine_as_test(machine_for(envs.new), settings=SETTINGS)
+    finally:
+        envs.close()
+
+
+def test_fake_clock_moves_only_when_told() -> None:
+    clock = FakeClock()
+    a, b = clock(), clock()
+    assert 0 < b - a < 1e-3
+    clock.advance(STEP)
+    assert clock() - b > STEP - 1e-3
