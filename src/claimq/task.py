@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -47,7 +48,7 @@ class Task(Generic[P, R]):
     wants_context: bool = False
     options: CallOptions = field(default_factory=CallOptions)
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.fn)
 

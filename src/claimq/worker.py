@@ -57,7 +57,7 @@ class JobContext:
     @property
     def cancelled(self) -> bool:
         """True once an operator asked to cancel this job (seen at a heartbeat)."""
-        return self._flight.cancel.is_set()
+        return self._flight.cancel_requested
 
     @property
     def lease_lost(self) -> bool:
@@ -70,7 +70,7 @@ class JobContext:
             raise LeaseLost(self.job.id, "heartbeat")
         self._flight.renew()
         if self.job.id in result.cancel_requested:
-            self._flight.cancel.set()
+            self._flight.cancel_requested = True
 
     async def aheartbeat(self) -> None:
         await asyncio.to_thread(self.heartbeat)

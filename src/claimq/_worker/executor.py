@@ -42,9 +42,10 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
             )
         if not isinstance(job.payload, dict):
             raise BadPayload(f"payload is a {type(job.payload).__name__}, not a JSON object")
-        ctx = JobContext(job=job, attempt=flight.attempt, worker_id=rt.worker_id,
-                         _flight=flight, _rt=rt)
-        args: tuple[Any, ...] = (ctx,) if task.wants_context else ()
+        args: tuple[Any, ...] = ()
+        if task.wants_context:
+            args = (JobContext(job=job, attempt=flight.attempt, worker_id=rt.worker_id,
+                               _flight=flight, _rt=rt),)
         timeout = job.timeout or task.timeout
         if task.is_async:
             result = await asyncio.wait_for(task.fn(*args, **job.payload), timeout)
@@ -69,13 +70,13 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
         limit = job.timeout or (task.timeout if task else None)
         outcome = _failed(rt, flight, JobTimeout(f"ran longer than its timeout of {limit}s"))
     except asyncio.CancelledError:
-        if flight.cancel.is_set() and not flight.lost:
+        if flight.cancel_requested and not flight.lost:
             outcome = _failed(rt, flight, JobCancelled("cancelled by an operator while running"))
         else:
             rt.state.forget(job.id)  # shutdown or lost lease: whoever cancelled handles it
             raise
     except Exception as exc:
-        if flight.cancel.is_set():
+        if flight.cancel_requested:
             exc = JobCancelled(f"cancelled by an operator; handler raised {exc!r}")
         outcome = _failed(rt, flight, exc)
     if flight.lost:

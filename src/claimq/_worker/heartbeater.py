@@ -49,8 +49,8 @@ async def beat(rt: Runtime) -> None:
                 rt.abandon(f, "lease lost (reaped, cancelled or re-owned elsewhere)")
         elif f.job.id in result.alive:
             f.renew()
-            if f.job.id in result.cancel_requested and not f.cancel.is_set():
+            if f.job.id in result.cancel_requested and not f.cancel_requested:
                 log.info("job %s: cancel requested", f.job.id)
-                f.cancel.set()
+                f.cancel_requested = True
                 if f.task is not None and f.started:
                     f.task.cancel()

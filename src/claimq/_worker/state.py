@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ class InFlight:
     finished: bool = False  # handler returned; its outcome may still be on its way
     lost: bool = False  # a guarded write matched no row: never report an outcome
     completed_by_handler: bool = False  # ctx.complete_in() committed it in the handler's txn
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel_requested: bool = False  # seen at a heartbeat; read by handler threads
     task: asyncio.Task[Any] | None = None
     started_at: float = 0.0
 
