@@ -39,8 +39,9 @@ def error_entry(job: Job, error: BaseException, attempt: int, worker_id: str | N
         "at": datetime.now(UTC).isoformat(),
         "worker": worker_id,
         "error": type(error).__name__,
-        "message": str(error)[:MAX_MESSAGE],
-        "traceback": tb[-MAX_TRACEBACK:],
+        # NUL cannot be stored in PostgreSQL text or jsonb: keep it visible, not fatal
+        "message": str(error)[:MAX_MESSAGE].replace("\x00", "\\x00"),
+        "traceback": tb[-MAX_TRACEBACK:].replace("\x00", "\\x00"),
     }
 
 
