@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
+from claimq._json import loads
 from claimq._validate import NewJob
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
@@ -33,6 +34,7 @@ from claimq.job import Job, Status
 try:
     import psycopg
     from psycopg.rows import dict_row
+    from psycopg.types.json import set_json_loads
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ClaimqError(
@@ -76,6 +78,10 @@ def _row_to_job(row: dict[str, Any]) -> Job:
 
 # Batch parameters go as array literals (text), cast by the SQL (`%(ids)s::bigint[]`):
 # building them is a join, several times cheaper than adapting Python lists element by element.
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    set_json_loads(loads, conn)
 
 
 def _quote(item: str | None) -> str:
@@ -164,6 +170,7 @@ class PostgresBackend:
             min_size=1,
             max_size=self.pool_size,
             kwargs={"autocommit": True, "row_factory": dict_row},
+            configure=_configure,
             open=True,
             reconnect_timeout=60,
         )
