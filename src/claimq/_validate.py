@@ -47,7 +47,21 @@ class NewJob:
     retry_json: str | None
 
 
+# Names already found valid: enqueue checks the same few names thousands of times.
+_VALID_QUEUES: set[str] = set()
+_VALID_TASKS: set[str] = set()
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
+def _remember(known: set[str], value: str) -> str:
+    if len(known) < 10_000:
+        known.add(value)
+    return value
+
+
 def queue_name(value: object, what: str = "queue") -> str:
+    if type(value) is str and value in _VALID_QUEUES:
+        return value  # type: ignore[return-value]  # only str values are ever added
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"{what} name must be a non-empty string, got {value!r}")
     if len(value) > MAX_NAME_LEN:
@@ -57,10 +71,12 @@ def queue_name(value: object, what: str = "queue") -> str:
             f"{what} name {value!r} may hold only letters, digits and _ . : - "
             "and must start with a letter or digit"
         )
-    return value
+    return _remember(_VALID_QUEUES, value)
 
 
 def task_name(value: object) -> str:
+    if type(value) is str and value in _VALID_TASKS:
+        return value  # type: ignore[return-value]  # only str values are ever added
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"task name must be a non-empty string, got {value!r}")
     if len(value) > MAX_NAME_LEN * 2:
@@ -70,7 +86,7 @@ def task_name(value: object) -> str:
             f"task name {value!r} may hold only letters, digits and _ . : < > - "
             "and must start with a letter or _"
         )
-    return value
+    return _remember(_VALID_TASKS, value)
 
 
 def encodable(value: str) -> bool:
@@ -85,17 +101,20 @@ def encodable(value: str) -> bool:
 def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
     if value is None:
         value = {}
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise InvalidInput(f"payload must be a JSON object (a dict), got {type(value).__name__}")
     try:
-        text = json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"payload is not JSON-serialisable: {exc}") from None
     if "\\u0000" in text:
         raise InvalidInput("payload must not contain NUL characters")
-    if not encodable(text):
-        raise InvalidInput("payload holds text that is not valid Unicode (a lone surrogate)")
-    size = len(text.encode())
+    try:
+        size = len(text.encode())
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            "payload holds text that is not valid Unicode (a lone surrogate)"
+        ) from None
     if size > limit:
         raise InvalidInput(f"payload is {size} bytes, over the limit of {limit} bytes")
     return text
@@ -105,7 +124,7 @@ def result_json(value: object) -> str | None:
     if value is None:
         return None
     try:
-        text = json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"job result is not JSON-serialisable: {exc}") from None
     if "\\u0000" in text:

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "PostgreSQL support needs the postgres extra: pip install 'claimq[postgres]'"
     ) from exc
 
+COPY_THRESHOLD = 200  # from this many jobs on, COPY beats one INSERT … SELECT unnest(…)
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
 
@@ -282,14 +283,31 @@ class PostgresBackend:
         plain_ids: Iterator[int] = iter(())
         if plain:
             # Keyed jobs create their queue only if they insert (insert_keyed_job).
-            cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in plain})})
-            query, params = self.enqueue_params(plain)
-            cur.execute(query, params)
-            plain_ids = iter([r["id"] for r in cur.fetchall()])
+            names = sorted({j.queue for j in plain})
+            cur.execute(self._q.ensure_queues, {"names": names})
+            if len(plain) >= COPY_THRESHOLD:
+                plain_ids = iter(self._copy(cur, plain, names))
+            else:
+                query, params = self.enqueue_params(plain)
+                cur.execute(query, params)
+                plain_ids = iter([r["id"] for r in cur.fetchall()])
         return [
             next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
             for j in jobs
         ]
+
+    def _copy(self, cur: Any, jobs: Sequence[NewJob], queues: list[str]) -> list[int]:
+        """Bulk insert with COPY: ids taken from the sequence first, one row each."""
+        cur.execute(self._q.allocate_ids, {"n": len(jobs)})
+        head = cur.fetchone()
+        now, ids = head["now"], head["ids"]
+        with cur.copy(self._q.copy_jobs) as copy:
+            for job_id, j in zip(ids, jobs, strict=True):
+                run_at = j.run_at or (now + timedelta(seconds=j.delay) if j.delay else now)
+                copy.write_row((job_id, j.queue, j.task, j.payload_json, list(j.tags),
+                                j.priority, j.max_attempts, run_at, j.timeout, j.retry_json))
+        cur.execute(self._q.notify_queues, {"names": queues})
+        return list(ids)
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
         params = {

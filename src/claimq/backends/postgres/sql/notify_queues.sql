@@ -1,0 +1,1 @@
+SELECT pg_notify('{schema}_jobs', name) FROM unnest(%(names)s::text[]) AS name
