@@ -61,7 +61,7 @@ def _remember(known: set[str], value: str) -> str:
 
 def queue_name(value: object, what: str = "queue") -> str:
     if type(value) is str and value in _VALID_QUEUES:
-        return value  # type: ignore[return-value]  # only str values are ever added
+        return value
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"{what} name must be a non-empty string, got {value!r}")
     if len(value) > MAX_NAME_LEN:
@@ -76,7 +76,7 @@ def queue_name(value: object, what: str = "queue") -> str:
 
 def task_name(value: object) -> str:
     if type(value) is str and value in _VALID_TASKS:
-        return value  # type: ignore[return-value]  # only str values are ever added
+        return value
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"task name must be a non-empty string, got {value!r}")
     if len(value) > MAX_NAME_LEN * 2:

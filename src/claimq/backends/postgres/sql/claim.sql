@@ -37,8 +37,8 @@ SET status = CASE WHEN %(start)s THEN 'processing' ELSE 'fetched' END,
     updated_at = now()
 FROM candidates c
 WHERE j.id = c.id
+-- read by position in backend.py (_claimed_job): keep the two in step
 RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority, j.status,
           j.attempts, j.max_attempts, j.worker_id, j.claim_token::text AS claim_token,
           j.lease_until, j.heartbeat_at, j.run_at, j.created_at, j.started_at, j.updated_at,
-          j.errors,
-          j.timeout_seconds, j.retry
+          j.errors, j.timeout_seconds, j.retry
