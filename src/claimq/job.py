@@ -26,6 +26,13 @@ class DeadReason(StrEnum):
     TOO_OLD = "too_old"
 
 
+class CorruptRow(str):
+    """Stands in for the payload of a job row whose stored JSON another client broke (SQLite
+    keeps JSON as text); the text says which column held what. A worker dead-letters the job."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     id: int

@@ -20,6 +20,7 @@ from claimq._worker.outcome import BadPayload, JobCancelled, JobTimeout, Unknown
 from claimq._worker.state import InFlight
 from claimq.backends.base import Completion
 from claimq.errors import InvalidInput, Permanent
+from claimq.job import CorruptRow
 
 if TYPE_CHECKING:
     from claimq.worker import Runtime
@@ -40,6 +41,8 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
                 f"no task {job.task!r} is registered in this worker "
                 f"(known: {sorted(rt.app.tasks)[:20]})"
             )
+        if isinstance(job.payload, CorruptRow):
+            raise BadPayload(str(job.payload))
         if not isinstance(job.payload, dict):
             raise BadPayload(f"payload is a {type(job.payload).__name__}, not a JSON object")
         args: tuple[Any, ...] = ()

@@ -30,7 +30,7 @@ from claimq.backends.base import (
     Table,
 )
 from claimq.errors import InvalidInput, MigrationError
-from claimq.job import DeadReason, Job, Status
+from claimq.job import CorruptRow, DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
@@ -57,24 +57,65 @@ def _pairs(owned: Sequence[Owned]) -> str:
     return json.dumps([[o.id, o.token] for o in owned])
 
 
+_BROKEN = object()
+
+
+def _valid_errors(text: Any) -> str:
+    """SQL function claimq_errors(errors): the history itself when it is a JSON array, else (a
+    column another client broke) a fresh history that says what it held, so that a failure or
+    the reaper can still append to it."""
+    try:
+        if isinstance(json.loads(text), list):
+            return str(text)
+    except (TypeError, ValueError):
+        pass
+    return json.dumps([{"error": "CorruptColumn",
+                        "message": f"errors column held {str(text)[:200]!r}, not a JSON array"}])
+
+
 def _row_to_job(row: sqlite3.Row) -> Job:
     keys = row.keys()
 
     def get(name: str) -> Any:
         return row[name] if name in keys else None
 
+    corrupt: list[str] = []
+
+    def load(name: str, shape: type | None, default: Any) -> Any:
+        """A JSON column; text that does not parse, or has the wrong shape, is noted as corrupt
+        (another client wrote it) and read as `default`."""
+        text = get(name)
+        if text is None:
+            return default
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            value = _BROKEN
+        if value is _BROKEN or (shape is not None and not isinstance(value, shape)):
+            corrupt.append(f"{name} holds {str(text)[:200]!r}")
+            return default
+        return value
+
+    payload = load("payload", None, None)
+    tags = load("tags", list, [])
+    errors = load("errors", list, None)
+    if errors is None:  # corrupt: a history that says what the column held
+        errors = json.loads(_valid_errors(get("errors")))
+    retry = load("retry", dict, None)
+    result = load("result", None, None)
+    if corrupt:  # the worker dead-letters such a job with this diagnostic
+        payload = CorruptRow(f"job row is corrupt (invalid JSON): {'; '.join(corrupt)}")
     status = get("status") or "pending"
-    result = get("result")
     return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
-        payload=json.loads(row["payload"]),
+        payload=payload,
         status=Status(status),
         priority=row["priority"],
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
-        tags=tuple(json.loads(row["tags"])),
+        tags=tuple(tags),
         idempotency_key=row["idempotency_key"],
         worker_id=get("worker_id"),
         claim_token=get("claim_token"),
@@ -87,9 +128,9 @@ def _row_to_job(row: sqlite3.Row) -> Job:
         finished_at=_ts(get("finished_at")),
         cancel_requested=bool(get("cancel_requested")),
         timeout=get("timeout_seconds"),
-        retry=json.loads(row["retry"]) if get("retry") else None,
-        errors=tuple(json.loads(row["errors"])),
-        result=json.loads(result) if result is not None else None,
+        retry=retry,
+        errors=tuple(errors),
+        result=result,
         reason=get("reason"),
     )
 
@@ -145,6 +186,7 @@ class SQLiteBackend:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+        conn.create_function("claimq_errors", 1, _valid_errors, deterministic=True)
         return conn
 
     @contextmanager

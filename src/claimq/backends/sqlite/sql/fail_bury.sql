@@ -5,7 +5,7 @@ INSERT INTO claimq_dead (id, queue, task, payload, tags, idempotency_key, priori
 SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
        worker_id, run_at, created_at, started_at, :now,
        :reason,
-       json_insert(errors, '$[#]', json(:error)), timeout_seconds, retry
+       json_insert(claimq_errors(errors), '$[#]', json(:error)), timeout_seconds, retry
 FROM claimq_jobs
 WHERE id = :id AND claim_token = :token AND status IN ('fetched', 'processing')
   AND (:permanent = 1 OR attempts >= max_attempts)

@@ -6,7 +6,7 @@ SET status = 'pending',
     lease_until = NULL,
     heartbeat_at = NULL,
     updated_at = :now,
-    errors = json_insert(errors, '$[#]', json(:error))
+    errors = json_insert(claimq_errors(errors), '$[#]', json(:error))
 WHERE id = :id AND claim_token = :token AND status IN ('fetched', 'processing')
   AND :permanent = 0 AND attempts < max_attempts
 RETURNING id

@@ -5,6 +5,6 @@ SET status = 'pending',
     lease_until = NULL,
     heartbeat_at = NULL,
     updated_at = :now,
-    errors = json_insert(errors, '$[#]', json(:error))
+    errors = json_insert(claimq_errors(errors), '$[#]', json(:error))
 WHERE id = :id AND status IN ('fetched', 'processing') AND lease_until < :now
 RETURNING id
