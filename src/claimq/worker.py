@@ -100,7 +100,9 @@ class Runtime:
     state: WorkerState
     db: DB
     handler_pool: HandlerThreads
-    outcomes: asyncio.Queue[Outcome | None] = field(default_factory=asyncio.Queue)
+    outcomes: list[Outcome] = field(default_factory=list)  # waiting for the completer
+    outcomes_ready: asyncio.Event = field(default_factory=asyncio.Event)
+    outcomes_closed: bool = False
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     listener_stop: threading.Event = field(default_factory=threading.Event)
     default_lease: float = 30.0
@@ -140,7 +142,8 @@ class Runtime:
 
     def submit(self, outcome: Outcome) -> None:
         self.state.finish(outcome.flight)
-        self.outcomes.put_nowait(outcome)
+        self.outcomes.append(outcome)
+        self.outcomes_ready.set()
 
     def abandon(self, flight: InFlight, why: str) -> None:
         """Give a job up without reporting anything: someone else owns it now (or will)."""
@@ -345,7 +348,8 @@ class Worker:
             for f in running:
                 if f.task is not None:
                     f.task.cancel()
-        rt.outcomes.put_nowait(None)  # the completer writes what is queued, then ends
+        rt.outcomes_closed = True  # the completer writes what is waiting, then ends
+        rt.outcomes_ready.set()
         completer = next(
             (t for t in asyncio.all_tasks() if t.get_name() == "claimq-completer"), None
         )

@@ -34,22 +34,17 @@ class Outcome:
 
 
 async def complete_loop(rt: Runtime) -> None:
-    queue = rt.outcomes
+    """Takes every outcome waiting (up to MAX_BATCH) and writes them together; ends once the
+    outcomes are closed and none is left."""
     while True:
-        first = await queue.get()
-        if first is None:
-            return
-        batch = [first]
-        stop_after = False
-        while len(batch) < MAX_BATCH and not queue.empty():
-            item = queue.get_nowait()
-            if item is None:
-                stop_after = True
-                break
-            batch.append(item)
+        if not rt.outcomes:
+            if rt.outcomes_closed:
+                return
+            rt.outcomes_ready.clear()
+            await rt.outcomes_ready.wait()
+            continue
+        batch, rt.outcomes[:] = rt.outcomes[:MAX_BATCH], rt.outcomes[MAX_BATCH:]
         await write_batch(rt, batch)
-        if stop_after:
-            return
 
 
 async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
