@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
+from claimq._json import loads
 from claimq._validate import NewJob
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
@@ -88,7 +89,7 @@ def _row_to_job(row: sqlite3.Row) -> Job:
         if text is None:
             return default
         try:
-            value = json.loads(text)
+            value = loads(text)
         except (TypeError, ValueError):
             value = _BROKEN
         if value is _BROKEN or (shape is not None and not isinstance(value, shape)):
