@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -41,6 +42,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "PostgreSQL support needs the postgres extra: pip install 'claimq[postgres]'"
     ) from exc
 
+LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a claim's queues
 COPY_THRESHOLD = 200  # from this many jobs on, COPY beats one INSERT … SELECT unnest(…)
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
@@ -178,6 +180,7 @@ class PostgresBackend:
         self.url = url
         self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
         self.channel = f"{self.schema}_jobs"
+        self._limited: dict[tuple[str, ...] | None, tuple[bool, float]] = {}
         self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._pool = ConnectionPool(
@@ -372,38 +375,56 @@ class PostgresBackend:
         claim: ClaimRequest | None = None,
     ) -> Settled:
         """Completions, failures and the next claim on one connection, in one thread hop.
-        Outcomes and claim are separate transactions: a failed claim never undoes an outcome."""
+        Each is its own transaction: a failed claim never undoes an outcome."""
         completed: set[int] = set()
         failed = FailResult()
         claimed: list[tuple[Any, ...]] = []
         # Plain statements, not pipeline mode: on a local or LAN link psycopg's pipeline costs
         # more CPU than the round trips it saves.
         with self._conn() as conn:
-            if done or failures:
-                with conn.transaction():
-                    if done:
-                        rows = conn.execute(self._q.complete, _complete_params(done))
-                        completed = {r["id"] for r in rows.fetchall()}
-                    if failures:
-                        for r in conn.execute(self._q.fail, _fail_params(failures)).fetchall():
-                            (failed.dead if r["dead"] else failed.retried).add(r["id"])
+            # Each statement commits on its own: outcomes need no common transaction.
+            if done:
+                rows = conn.execute(self._q.complete, _complete_params(done))
+                completed = {r["id"] for r in rows.fetchall()}
+            if failures:
+                for r in conn.execute(self._q.fail, _fail_params(failures)).fetchall():
+                    (failed.dead if r["dead"] else failed.retried).add(r["id"])
             if claim is not None and claim.limit > 0:
-                params = {
-                    "worker_id": claim.worker_id,
-                    "queues": None if claim.queues is None else list(claim.queues),
-                    "limit": claim.limit,
-                    "lease": claim.lease,
-                    "start": claim.start,
-                }
-                with conn.transaction():
-                    locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
-                    params["limited"] = [r["name"] for r in locked]
-                    cur = conn.cursor(row_factory=tuple_row)
-                    claimed = cur.execute(self._q.claim, params).fetchall()
+                claimed = self._claim(conn, claim)
         failed.lost.update(f.id for f in failures if f.id not in failed.dead | failed.retried)
         jobs = [_claimed_job(r) for r in claimed]
         jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
         return Settled(completed, failed, jobs)
+
+    def _claim(self, conn: Any, claim: ClaimRequest) -> list[tuple[Any, ...]]:
+        params: dict[str, Any] = {
+            "worker_id": claim.worker_id,
+            "queues": None if claim.queues is None else list(claim.queues),
+            "limit": claim.limit,
+            "lease": claim.lease,
+            "start": claim.start,
+            "limited": [],
+        }
+        cur = conn.cursor(row_factory=tuple_row)
+        if not self._limited_queues(conn, params):
+            # No limited queue asked for: the claim alone, one round trip. (Were one limited
+            # meanwhile, the claim skips it until the next check: never over its limit.)
+            return cur.execute(self._q.claim, params).fetchall()  # type: ignore[no-any-return]
+        with conn.transaction():
+            locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
+            params["limited"] = [r["name"] for r in locked]
+            return cur.execute(self._q.claim, params).fetchall()  # type: ignore[no-any-return]
+
+    def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
+        """Whether the claim's queues include a limited one; asked at most once a second."""
+        key = None if params["queues"] is None else tuple(params["queues"])
+        known = self._limited.get(key)
+        now = time.monotonic()
+        if known is None or known[1] < now:
+            row = conn.execute(self._q.any_limited_queue, params).fetchone()
+            known = (bool(row["found"]), now + LIMITED_RECHECK)
+            self._limited[key] = known
+        return known[0]
 
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
         if not owned:
@@ -534,6 +555,7 @@ class PostgresBackend:
         }
         with self._conn() as conn:
             conn.execute(self._q.update_queue, params)
+        self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
 
     def list_queues(self) -> list[QueueInfo]:
