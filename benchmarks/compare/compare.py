@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,8 @@ PEER_PACKAGES = ["pgqueuer", "procrastinate", "chancy", "huey", "asyncpg", "psyc
                  "psycopg-pool"]
 VERSIONED = ["pgqueuer", "procrastinate", "chancy", "huey", "asyncpg", "psycopg",
              "psycopg-pool"]
-PG_SYSTEMS = ["claimq", "pgqueuer", "procrastinate", "chancy", "raw_sql", "raw_sql_delete"]
+PG_SYSTEMS = ["claimq", "pgqueuer", "procrastinate", "chancy", "raw_sql", "raw_sql_serial",
+              "raw_sql_delete"]
 PG_SETTINGS = ["server_version", "fsync", "synchronous_commit", "full_page_writes", "wal_level",
                "shared_buffers", "max_connections", "max_wal_size", "checkpoint_timeout",
                "work_mem", "autovacuum", "jit", "wal_sync_method"]
@@ -229,7 +230,8 @@ def pgbench_scripts(batch: int, schema: str = "claimq") -> dict[str, str]:
     delete = [claim_step, (
         f"DELETE FROM {schema}.jobs j USING unnest(:ids::bigint[], :tokens::uuid[]) "
         "AS o(id, token) WHERE j.id = o.id AND j.claim_token = o.token;\n")]
-    return {"raw_sql": "\n".join(complete), "raw_sql_delete": "\n".join(delete)}
+    return {"raw_sql": "\n".join(complete), "raw_sql_serial": "\n".join(complete),
+            "raw_sql_delete": "\n".join(delete)}
 
 
 def raw_sql(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batch: int,
@@ -250,7 +252,7 @@ def raw_sql(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batc
     cluster.sql("ANALYZE", db)
     script = workdir / f"{system}.sql"
     script.write_text(pgbench_scripts(batch)[system])
-    clients = a.pgbench_clients
+    clients = 1 if system == "raw_sql_serial" else a.pgbench_clients
     per_client = max(a.jobs // (batch * clients), 1)
     out = run([str(cluster.bin / "pgbench"), "-n", "-M", "prepared", "-c", str(clients),
                "-j", str(min(clients, os.cpu_count() or 1)), "-t", str(per_client),
@@ -265,11 +267,40 @@ def raw_sql(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batc
     archived = cluster.sql("SELECT count(*) FROM claimq.archive", db)[0][0]
     done = a.jobs - left
     seconds = txns / tps
-    ok = left == 0 and (archived == a.jobs if system == "raw_sql" else archived == 0)
+    ok = left == 0 and (archived == 0 if system == "raw_sql_delete" else archived == a.jobs)
     return {"enqueue": enqueue, "drain": done / seconds, "ok": ok,
             "detail": {"tps": tps, "transactions": txns, "jobs_done": done, "left": left,
                        "archived": archived, "seconds": seconds, "batch": batch,
                        "clients": clients}}
+
+
+def pg_run(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batch: int,
+           workdir: Path) -> dict[str, Any]:
+    if system == "claimq":
+        return claimq_burn(dsn, a)
+    if system.startswith("raw_sql"):
+        return raw_sql(system, dsn, cluster, a, batch, workdir)
+    return peer(system, a, dsn=dsn)
+
+
+def sqlite_run(system: str, path: Path, processes: int, a: argparse.Namespace) -> dict[str, Any]:
+    if system == "claimq":
+        return claimq_burn(f"sqlite:///{path}", a, processes=processes)
+    return peer("huey", a, file=str(path), processes=processes)
+
+
+def attempt(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """One run; a failure is recorded (and left out of the medians), the comparison goes on."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001
+        log(f"  FAILED: {str(exc)[-1500:]}")
+        return {"enqueue": None, "drain": None, "ok": False, "error": str(exc)[-4000:]}
+
+
+def report_run(res: dict[str, Any]) -> None:
+    if res.get("drain") is not None:
+        log(f"  enqueue {res['enqueue']:,.0f}/s  drain {res['drain']:,.0f}/s  ok={res['ok']}")
 
 
 # -- aggregation and output ---------------------------------------------------------------------
@@ -293,8 +324,9 @@ LABELS = {
     "pgqueuer": "pgqueuer",
     "procrastinate": "procrastinate",
     "chancy": "chancy",
-    "raw_sql": "raw SQL limit: claimq's claim + complete statements (pgbench)",
-    "raw_sql_delete": "raw SQL: claimq's claim + token-guarded DELETE (pgbench)",
+    "raw_sql": "raw SQL limit: claimq's claim + complete statements (pgbench, 4 clients)",
+    "raw_sql_serial": "raw SQL, one client: claimq's statements back to back (pgbench -c 1)",
+    "raw_sql_delete": "raw SQL: claimq's claim + token-guarded DELETE (pgbench, 4 clients)",
 }
 
 
@@ -425,31 +457,22 @@ def main() -> int:
             for system in order:
                 with cluster.database(f"r{rep}_{system}") as dsn:
                     log(f"rep {rep}: {system}")
-                    if system == "claimq":
-                        res = claimq_burn(dsn, a)
-                        batch = int(res.get("batch") or batch)
-                    elif system.startswith("raw_sql"):
-                        res = raw_sql(system, dsn, cluster, a, batch, workdir)
-                    else:
-                        res = peer(system, a, dsn=dsn)
+                    res = attempt(pg_run, system, dsn, cluster, a, batch, workdir)
+                    if system == "claimq" and res.get("batch"):
+                        batch = int(res["batch"])
                 runs.append({"rep": rep, "system": system, **res})
-                log(f"  enqueue {res['enqueue']:,.0f}/s  drain {res['drain']:,.0f}/s  "
-                    f"ok={res['ok']}")
+                report_run(res)
             for n in sqlite_procs:
                 pair = ["claimq", "huey"] if (rep + n) % 2 else ["huey", "claimq"]
                 for system in pair:
                     path = workdir / f"{system}-{rep}-{n}.db"
                     log(f"rep {rep}: SQLite {system} x{n} processes")
-                    if system == "claimq":
-                        res = claimq_burn(f"sqlite:///{path}", a, processes=n)
-                    else:
-                        res = peer("huey", a, file=str(path), processes=n)
+                    res = attempt(sqlite_run, system, path, n, a)
                     for suffix in ("", "-wal", "-shm"):
                         with contextlib.suppress(OSError):
                             os.remove(f"{path}{suffix}")
                     runs.append({"rep": rep, "system": f"sqlite:{system}:{n}", **res})
-                    log(f"  enqueue {res['enqueue']:,.0f}/s  drain {res['drain']:,.0f}/s  "
-                        f"ok={res['ok']}")
+                    report_run(res)
     finally:
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -457,8 +480,9 @@ def main() -> int:
     summary: dict[str, Any] = {}
     for key in dict.fromkeys(r["system"] for r in runs):
         mine = [r for r in runs if r["system"] == key]
-        summary[key] = {"enqueue": summarize([r["enqueue"] for r in mine]),
-                        "drain": summarize([r["drain"] for r in mine])}
+        summary[key] = {"enqueue": summarize([r["enqueue"] for r in mine if r["ok"]]),
+                        "drain": summarize([r["drain"] for r in mine if r["ok"]]),
+                        "failed_runs": sum(1 for r in mine if not r["ok"])}
 
     def med(key: str, what: str) -> float | None:
         return summary.get(key, {}).get(what, {}).get("median")
@@ -469,6 +493,8 @@ def main() -> int:
                                                  med("pgqueuer", "enqueue")),
         f"claimq drain as % of the raw-SQL limit (claimq's statements, batch {batch})":
             ratio(med("claimq", "drain"), med("raw_sql", "drain"), pct=True),
+        f"claimq drain as % of the one-client raw SQL (claimq's statements, batch {batch})":
+            ratio(med("claimq", "drain"), med("raw_sql_serial", "drain"), pct=True),
         f"claimq drain as % of raw SQL claim+DELETE (batch {batch})":
             ratio(med("claimq", "drain"), med("raw_sql_delete", "drain"), pct=True),
     }
