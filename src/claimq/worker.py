@@ -168,28 +168,12 @@ class Runtime:
         if self.state.stopping.is_set():
             await self.release(flights)
             return
-        fetched = [f for f in flights if f.job.status == "fetched"]
-        attempts = {f.job.id: f.job.attempts for f in flights if f.job.status == "processing"}
-        if fetched:
-            try:
-                started = await self.db.retry(
-                    "start", self.backend.start, [f.owned for f in fetched], self.lease,
-                    give_up=lambda: all(time.monotonic() > f.lease_deadline for f in fetched),
-                )
-            except Exception:  # noqa: BLE001 - the leases ran out: the reaper hands them back
-                log.warning("could not start %d claimed job(s); leaving them to the reaper",
-                            len(fetched))
-                started = []
-            attempts.update((s.id, s.attempts) for s in started)
+        # Claimed with start=True: every job is already processing, its attempt counted.
         for f in flights:
-            if f.job.id not in attempts:
-                log.info("job %s was cancelled or re-owned before it started", f.job.id)
-                self.state.forget(f.job.id)
-                continue
-            f.attempt = attempts[f.job.id]
+            f.attempt = f.job.attempts
             f.started = True
             f.task = asyncio.create_task(run_job(self, f), name=f"claimq-job-{f.job.id}")
-        self.state.count("started", len(attempts))
+        self.state.count("started", len(flights))
 
     async def release(self, flights: Sequence[InFlight]) -> None:
         """Hand jobs back to pending (attempt not counted); they are no longer ours either way."""
