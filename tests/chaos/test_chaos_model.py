@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chaos_harness import drop_schema
+from chaos_harness import SOAK, drop_schema
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -49,7 +49,7 @@ LEASE = 10
 STEP = 11
 DELAYS = (0, 20)
 SETTINGS = settings(
-    max_examples=100,
+    max_examples=1000 if SOAK else 100,
     stateful_step_count=50,
     deadline=None,
     database=None,
