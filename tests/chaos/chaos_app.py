@@ -57,6 +57,7 @@ def work(
     fail_always: bool = False,
     sleep: float = 0.0,
     hold_conn: float = 0.0,
+    rerun_sleep: float = 0.0,
     n: int = 0,
     **extra: Any,
 ) -> dict[str, Any] | None:
@@ -81,6 +82,8 @@ def work(
     mark(ctx, "run-started")
     if sleep:
         time.sleep(sleep)
+    if rerun_sleep and not holding:
+        time.sleep(rerun_sleep)  # the attempts after the held ones take this long
     if fail_always or ctx.attempt <= fail_attempts:
         biz.run_ended(app, run_id, "failed")
         raise RuntimeError(f"transient failure on attempt {ctx.attempt} (job {ctx.id})")
@@ -190,6 +193,26 @@ def install_response_loss(which: set[str]) -> None:
     backend.fail = fail  # type: ignore[method-assign]
 
 
+def remove_completion_fence() -> None:
+    """CHAOS_MUTATE=no_fence: this worker's completions no longer check the claim token. Only
+    for the self-check that proves the suite notices a broken fence; fails loudly when the SQL
+    it patches has changed shape."""
+    backend = app.backend
+    if backend.kind == "postgresql":
+        q = backend._q  # type: ignore[attr-defined]
+        fence = "AND j.claim_token = o.token "
+        assert fence in q.complete, "complete.sql changed: update the no_fence mutation"
+        q.complete = q.complete.replace(fence, "")
+    else:
+        import claimq.backends.sqlite.backend as sqlite_backend
+
+        q = sqlite_backend._Q
+        fence = "AND j.claim_token = d.value ->> 1"
+        assert fence in q.complete_archive, "complete_archive.sql changed: update no_fence"
+        q.complete_archive = q.complete_archive.replace(fence, "")
+    log.warning("chaos mutation: completions are not fenced by the claim token")
+
+
 def main() -> None:
     logging.basicConfig(
         level=logging.INFO,
@@ -200,6 +223,8 @@ def main() -> None:
     lose = {w for w in os.environ.get("CHAOS_LOSE_RESPONSES", "").split(",") if w}
     if lose:
         install_response_loss(lose)
+    if os.environ.get("CHAOS_MUTATE") == "no_fence":
+        remove_completion_fence()
     processes = options.pop("processes", 1)
     if processes > 1:
         sys.exit(run_worker(app, processes=processes, app_path="chaos_app:app", **options))
