@@ -1,4 +1,6 @@
 -- Create or change a queue; a new queue takes the given settings too, not only the defaults.
+-- An open queue (resumed, activated, limit raised) wakes idle workers as an enqueue does.
+WITH changed AS (
 INSERT INTO {schema}.queues AS q (name, paused, active, max_workers, lease_seconds,
                                   timeout_seconds)
 VALUES (%(name)s, coalesce(%(paused)s::boolean, false), coalesce(%(active)s::boolean, true),
@@ -13,3 +15,6 @@ SET paused = coalesce(%(paused)s::boolean, q.paused),
     timeout_seconds = CASE WHEN %(set_timeout)s THEN %(timeout_seconds)s::float8
                            ELSE q.timeout_seconds END,
     updated_at = now()
+RETURNING q.name, q.paused, q.active
+)
+SELECT pg_notify('{schema}_jobs', name) FROM changed WHERE active AND NOT paused
