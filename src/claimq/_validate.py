@@ -99,8 +99,8 @@ def encodable(value: str) -> bool:
 
 
 def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
-    if value is None:
-        value = {}
+    if value is None or (type(value) is dict and not value):
+        return "{}"
     if type(value) is not dict and not isinstance(value, Mapping):
         raise InvalidInput(f"payload must be a JSON object (a dict), got {type(value).__name__}")
     try:
@@ -164,6 +164,8 @@ def aware_datetime(value: object, what: str) -> datetime:
 
 
 def tags(value: object) -> tuple[str, ...]:
+    if value == () and type(value) is tuple:
+        return ()
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise InvalidInput(f"tags must be a list of strings, got {value!r}")
     out = tuple(value)
@@ -263,11 +265,10 @@ _tags = tags
 
 def enqueue_spec(item: object, **defaults: Any) -> NewJob:
     """One entry of enqueue_many: a mapping with the same options as enqueue()."""
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):
         raise InvalidInput(f"each job of enqueue_many must be a dict, got {type(item).__name__}")
-    unknown = set(item) - ENQUEUE_OPTIONS
-    if unknown:
-        raise InvalidInput(f"unknown enqueue option(s): {sorted(unknown)}")
+    if not ENQUEUE_OPTIONS.issuperset(item):
+        raise InvalidInput(f"unknown enqueue option(s): {sorted(set(item) - ENQUEUE_OPTIONS)}")
     if "task" not in item:
         raise InvalidInput("each job of enqueue_many needs a 'task'")
     return new_job(**item, **defaults)
