@@ -100,6 +100,19 @@ def test_database_restarts_and_killed_backends(spawn) -> None:
             time.sleep(2.0)
             done_before_crash = len(through_outage(lambda: finished_ids(app)))
 
+            # Make sure work is in flight when the server crashes: slow jobs, one at least
+            # running (a crash between two batches would prove nothing).
+            slow = through_outage(lambda: app.enqueue_many([
+                {"task": "chaos.work",
+                 "payload": {"n": 1_000_000 + i, "mode": "atomic", "sleep": 2.0}}
+                for i in range(4)
+            ]))
+            ids.extend(slow)
+            running_by = time.monotonic() + 30
+            while not any(through_outage(lambda i=i: app.get_job(i)).status == "processing"
+                          for i in slow):
+                assert time.monotonic() < running_by, "no slow job started before the crash"
+                time.sleep(0.05)
             cluster.stop("immediate")
             time.sleep(LEASE + 1.5)  # longer than every lease in flight
             cluster.start()
