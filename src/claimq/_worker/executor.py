@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import inspect
 import logging
 import queue
 import threading
@@ -19,10 +20,11 @@ from claimq._worker.completer import Outcome
 from claimq._worker.outcome import BadPayload, JobCancelled, JobTimeout, UnknownTask, failure_for
 from claimq._worker.state import InFlight
 from claimq.backends.base import Completion
-from claimq.errors import InvalidInput, Permanent
-from claimq.job import CorruptRow
+from claimq.errors import InvalidInput, LeaseLost, Permanent
+from claimq.job import CorruptRow, Job
 
 if TYPE_CHECKING:
+    from claimq.task import Task
     from claimq.worker import Runtime
 
 log = logging.getLogger("claimq.worker")
@@ -33,7 +35,7 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
 
     job = flight.job
     task = rt.app.tasks.get(job.task)
-    outcome: Outcome
+    outcome: Outcome | None
     flight.started_at = time.monotonic()
     try:
         if task is None:
@@ -78,11 +80,18 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
         else:
             rt.state.forget(job.id)  # shutdown or lost lease: whoever cancelled handles it
             raise
+    except LeaseLost:
+        # ctx.complete_in() or ctx.heartbeat() found the job re-owned: nothing to report.
+        flight.lost = True
+        rt.state.count("lease_lost")
+        outcome = None
     except Exception as exc:
         if flight.cancel_requested:
             exc = JobCancelled(f"cancelled by an operator; handler raised {exc!r}")
+        elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
+            exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
         outcome = _failed(rt, flight, exc)
-    if flight.lost:
+    if flight.lost or outcome is None:
         log.warning("job %s finished after its lease was lost; outcome dropped", job.id)
         rt.state.forget(job.id)
         return
@@ -148,6 +157,18 @@ class HandlerThreads(Executor):
                     item[0].cancel()
         for _ in range(threads):
             self._work.put(None)
+
+
+def _wrong_arguments(task: Task[Any, Any], job: Job) -> bool:
+    """Whether the payload cannot bind to the handler's signature: retrying cannot help."""
+    args: tuple[Any, ...] = (None,) if task.wants_context else ()
+    try:
+        inspect.signature(task.fn).bind(*args, **job.payload)
+    except TypeError:
+        return True
+    except ValueError:  # no signature to inspect (a builtin): assume the call was fine
+        return False
+    return False
 
 
 def _failed(rt: Runtime, flight: InFlight, exc: BaseException) -> Outcome:
