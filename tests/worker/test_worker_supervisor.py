@@ -9,16 +9,8 @@ import re
 import signal
 
 import pytest
-from worker_harness import (
-    archived,
-    child_pids,
-    cmdline,
-    dead,
-    live,
-    pid_alive,
-    wait_finished,
-    wait_until,
-)
+from procfs import child_pids, cmdline, pid_alive
+from worker_harness import archived, dead, live, wait_finished, wait_until
 
 from claimq import App
 
