@@ -35,7 +35,7 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
 
     job = flight.job
     task = rt.app.tasks.get(job.task)
-    outcome: Outcome | None
+    outcome: Outcome
     flight.started_at = time.monotonic()
     try:
         if task is None:
@@ -80,18 +80,22 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
         else:
             rt.state.forget(job.id)  # shutdown or lost lease: whoever cancelled handles it
             raise
-    except LeaseLost:
+    except LeaseLost as exc:
         # ctx.complete_in() or ctx.heartbeat() found the job re-owned: nothing to report.
-        flight.lost = True
-        rt.state.count("lease_lost")
-        outcome = None
+        if not flight.lost:
+            flight.lost = True
+            rt.state.count("lease_lost")
+        log.warning("job %s: %s matched no row: lease lost, outcome dropped", job.id,
+                    exc.operation)
+        rt.state.forget(job.id)
+        return
     except Exception as exc:
         if flight.cancel_requested:
             exc = JobCancelled(f"cancelled by an operator; handler raised {exc!r}")
         elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
             exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
         outcome = _failed(rt, flight, exc)
-    if flight.lost or outcome is None:
+    if flight.lost:
         log.warning("job %s finished after its lease was lost; outcome dropped", job.id)
         rt.state.forget(job.id)
         return
