@@ -12,52 +12,21 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import chaos_biz as biz
+from polling import ALL, archived, dead, finished_ids, live, wait_until  # noqa: F401 - the tests import them from here
 from procfs import child_pids, cmdline, pid_alive
 
-from claimq import App, Job
+from claimq import App
 
 HERE = Path(__file__).resolve().parent
-ALL = 100_000
 T = TypeVar("T")
 SOAK = os.environ.get("CLAIMQ_CHAOS_SOAK") == "1"
-
-
-def wait_until(
-    predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.05
-) -> T:
-    """Poll until `predicate()` is truthy; return its value, or fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
-
-def live(app: App) -> list[Job]:
-    return app.list_jobs("live", limit=ALL)
-
-
-def archived(app: App) -> list[Job]:
-    return app.list_jobs("archive", limit=ALL)
-
-
-def dead(app: App) -> list[Job]:
-    return app.list_jobs("dead", limit=ALL)
-
-
-def finished_ids(app: App) -> set[int]:
-    return {j.id for j in archived(app)} | {j.id for j in dead(app)}
 
 
 def wait_finished(app: App, ids: Iterable[int], timeout: float = 30.0) -> None:
