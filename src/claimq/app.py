@@ -141,6 +141,8 @@ class App:
     # -- enqueue -------------------------------------------------------------------------------
 
     def _new_job(self, task: str | Task[Any, Any], **options: Any) -> _validate.NewJob:
+        if isinstance(task, str) and task in self.tasks:
+            task = self.tasks[task]  # a registered name takes its task's defaults (queue, …)
         if isinstance(task, Task):
             base = task._job_options()
             for key, value in options.items():
