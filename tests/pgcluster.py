@@ -20,8 +20,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import PoolTimeout
 
 PG_BIN = Path(os.environ.get("CLAIMQ_PG_BIN", "/usr/lib/postgresql/15/bin"))
 OS_USER = "postgres"
@@ -189,3 +193,18 @@ class PgCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.destroy()
+
+
+T = TypeVar("T")
+
+
+def through_outage(call: Callable[[], T], timeout: float = 60) -> T:
+    """A test's own database calls, retried while the server is away."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call()
+        except (psycopg.OperationalError, PoolTimeout):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

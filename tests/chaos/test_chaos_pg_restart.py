@@ -16,35 +16,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 import chaos_biz as biz
 import psycopg
 import pytest
 from chaos_harness import ARCHIVE, Sampler, check_invariants, finished_ids, live
-from pgcluster import PgCluster, require_cluster
-from psycopg_pool import PoolTimeout
+from pgcluster import PgCluster, require_cluster, through_outage
 
 from claimq import App
 
-T = TypeVar("T")
 LEASE = 3.0
 OPTIONS = {"concurrency": 4, "lease": LEASE, "poll_interval": 0.1, "grace": 2.0}
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(240)]
-
-
-def through_outage(call: Callable[[], T], timeout: float = 60) -> T:
-    """The test's own database calls, retried while the server is away."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return call()
-        except (psycopg.OperationalError, PoolTimeout):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
 
 
 def terminate_backends(cluster: PgCluster) -> int:

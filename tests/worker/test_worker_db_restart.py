@@ -9,36 +9,18 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
-import psycopg
 import pytest
-from pgcluster import PgCluster, require_cluster
-from psycopg_pool import PoolTimeout
+from pgcluster import PgCluster, require_cluster, through_outage
 from worker_harness import archived, dead, live
 
 from claimq import App
-
-T = TypeVar("T")
-
-
-def _through_outage(call: Callable[[], T], timeout: float = 30) -> T:
-    """The test's own database calls, retried while the server is away."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return call()
-        except (psycopg.OperationalError, PoolTimeout):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
 
 
 def _wait_archived(app: App, count: int, timeout: float) -> int:
     deadline = time.monotonic() + timeout
     while True:
-        done = _through_outage(lambda: len(archived(app)))
+        done = through_outage(lambda: len(archived(app)), timeout=30)
         if done >= count:
             return done
         if time.monotonic() > deadline:
@@ -63,8 +45,9 @@ def test_worker_survives_database_restarts(spawn_worker) -> None:
             before = _wait_archived(app, 12, timeout=30)
             cluster.restart("fast")
             assert before < len(ids), "the restart should land mid-run"
-            ids += _through_outage(
-                lambda: [app.enqueue("t.sleep_async", {"seconds": 0.05}) for _ in range(30)]
+            ids += through_outage(
+                lambda: [app.enqueue("t.sleep_async", {"seconds": 0.05}) for _ in range(30)],
+                timeout=30,
             )
             # 2. The server away for a few seconds while jobs run.
             before = _wait_archived(app, before + 12, timeout=60)
@@ -73,13 +56,14 @@ def test_worker_survives_database_restarts(spawn_worker) -> None:
             assert worker.alive()
             cluster.start()
             assert before < len(ids), "the outage should land mid-run"
-            ids += _through_outage(
-                lambda: [app.enqueue("t.echo_sync", {"x": i}) for i in range(20)]
+            ids += through_outage(
+                lambda: [app.enqueue("t.echo_sync", {"x": i}) for i in range(20)],
+                timeout=30,
             )
 
             _wait_archived(app, len(ids), timeout=90)
             assert worker.alive()
-            done = _through_outage(lambda: archived(app))
+            done = through_outage(lambda: archived(app), timeout=30)
             assert sorted(j.id for j in done) == sorted(ids)  # each exactly once
             assert {j.worker_id for j in done} == {worker_id}
             assert live(app) == [] and dead(app) == []
