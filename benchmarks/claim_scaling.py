@@ -66,9 +66,9 @@ def run(base: str, pending: int, archived: int, batch: int, rounds: int) -> dict
         times = measure(app, batch, rounds)
         with psycopg.connect(base, autocommit=True) as conn:
             plan = conn.execute(
-                "EXPLAIN (ANALYZE, COSTS OFF) " + app.backend._q.claim,  # type: ignore[attr-defined]
+                "EXPLAIN (ANALYZE, COSTS OFF) " + app.backend._q.settle,  # type: ignore[attr-defined]
                 {"worker_id": "explain", "queues": None, "limit": batch, "lease": None,
-                 "start": True, "limited": []},
+                 "start": True, "limited": [], "ids": "{}", "tokens": "{}", "results": "{}"},
             ).fetchall()
         return {
             "pending": pending,

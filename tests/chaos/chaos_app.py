@@ -201,8 +201,8 @@ def remove_completion_fence() -> None:
     if backend.kind == "postgresql":
         q = backend._q  # type: ignore[attr-defined]
         fence = "AND j.claim_token = o.token "
-        assert fence in q.complete, "complete.sql changed: update the no_fence mutation"
-        q.complete = q.complete.replace(fence, "")
+        assert fence in q.settle, "settle.sql changed: update the no_fence mutation"
+        q.settle = q.settle.replace(fence, "")
     else:
         import claimq.backends.sqlite.backend as sqlite_backend
 

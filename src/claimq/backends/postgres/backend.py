@@ -52,13 +52,13 @@ _STATUS = {s.value: s for s in Status}
 
 
 def _claimed_job(r: tuple[Any, ...]) -> Job:
-    """A row of claim.sql's RETURNING list, by position (the hot path: one per claimed job)."""
+    """A row of settle.sql, by position after its first column (the hot path: one per job)."""
     return Job(
-        r[0], r[1], r[2], r[3], _STATUS[r[7]],
-        priority=r[6], attempts=r[8], max_attempts=r[9], tags=tuple(r[4]),
-        idempotency_key=r[5], worker_id=r[10], claim_token=r[11], lease_until=r[12],
-        heartbeat_at=r[13], run_at=r[14], created_at=r[15], started_at=r[16],
-        updated_at=r[17], errors=tuple(r[18]), timeout=r[19], retry=r[20],
+        r[1], r[2], r[3], r[4], _STATUS[r[8]],
+        priority=r[7], attempts=r[9], max_attempts=r[10], tags=tuple(r[5]),
+        idempotency_key=r[6], worker_id=r[11], claim_token=r[12], lease_until=r[13],
+        heartbeat_at=r[14], run_at=r[15], created_at=r[16], started_at=r[17],
+        updated_at=r[18], errors=tuple(r[19]), timeout=r[20], retry=r[21],
     )
 
 
@@ -374,46 +374,46 @@ class PostgresBackend:
         failures: Sequence[Failure],
         claim: ClaimRequest | None = None,
     ) -> Settled:
-        """Completions, failures and the next claim on one connection, in one thread hop.
-        Each is its own transaction: a failed claim never undoes an outcome."""
-        completed: set[int] = set()
+        """Failures, then completions and the next claim in one statement (one round trip, one
+        commit), on one connection in one thread hop."""
         failed = FailResult()
-        claimed: list[tuple[Any, ...]] = []
         # Plain statements, not pipeline mode: on a local or LAN link psycopg's pipeline costs
         # more CPU than the round trips it saves.
         with self._conn() as conn:
-            # Each statement commits on its own: outcomes need no common transaction.
-            if done:
-                rows = conn.execute(self._q.complete, _complete_params(done))
-                completed = {r["id"] for r in rows.fetchall()}
             if failures:
                 for r in conn.execute(self._q.fail, _fail_params(failures)).fetchall():
                     (failed.dead if r["dead"] else failed.retried).add(r["id"])
-            if claim is not None and claim.limit > 0:
-                claimed = self._claim(conn, claim)
+            completed, jobs = self._settle(conn, done, claim)
         failed.lost.update(f.id for f in failures if f.id not in failed.dead | failed.retried)
-        jobs = [_claimed_job(r) for r in claimed]
-        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
         return Settled(completed, failed, jobs)
 
-    def _claim(self, conn: Any, claim: ClaimRequest) -> list[tuple[Any, ...]]:
-        params: dict[str, Any] = {
-            "worker_id": claim.worker_id,
-            "queues": None if claim.queues is None else list(claim.queues),
-            "limit": claim.limit,
-            "lease": claim.lease,
-            "start": claim.start,
-            "limited": [],
-        }
+    def _settle(
+        self, conn: Any, done: Sequence[Completion], claim: ClaimRequest | None
+    ) -> tuple[set[int], list[Job]]:
+        """settle.sql: completes `done` and claims for `claim`; either may be empty."""
+        wanted = claim is not None and claim.limit > 0
+        if not done and not wanted:
+            return set(), []
+        params = _complete_params(done)
+        params.update(worker_id=None, queues=None, limit=0, lease=None, start=False, limited=[])
+        if claim is not None and wanted:
+            params.update(worker_id=claim.worker_id, limit=claim.limit, lease=claim.lease,
+                          start=claim.start,
+                          queues=None if claim.queues is None else list(claim.queues))
         cur = conn.cursor(row_factory=tuple_row)
-        if not self._limited_queues(conn, params):
-            # No limited queue asked for: the claim alone, one round trip. (Were one limited
-            # meanwhile, the claim skips it until the next check: never over its limit.)
-            return cur.execute(self._q.claim, params).fetchall()  # type: ignore[no-any-return]
-        with conn.transaction():
-            locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
-            params["limited"] = [r["name"] for r in locked]
-            return cur.execute(self._q.claim, params).fetchall()  # type: ignore[no-any-return]
+        if not wanted or not self._limited_queues(conn, params):
+            # No limited queue asked for: one statement. (Were one limited meanwhile, the claim
+            # skips it until the next check: never over its limit.)
+            rows = cur.execute(self._q.settle, params).fetchall()
+        else:
+            with conn.transaction():
+                locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
+                params["limited"] = [r["name"] for r in locked]
+                rows = cur.execute(self._q.settle, params).fetchall()
+        completed = set(rows[0][0] or ())
+        jobs = [_claimed_job(r) for r in rows if r[1] is not None]
+        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
+        return completed, jobs
 
     def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second."""
@@ -451,14 +451,12 @@ class PostgresBackend:
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
         if not done:
             return set()
-        params = _complete_params(done)
-        if conn is not None:
-            if not isinstance(conn, psycopg.Connection):
-                raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
-            with conn.cursor(row_factory=dict_row) as cur:
-                return {r["id"] for r in cur.execute(self._q.complete, params).fetchall()}
-        with self._conn() as own:
-            return {r["id"] for r in own.execute(self._q.complete, params).fetchall()}
+        if conn is None:
+            with self._conn() as own:
+                return self._settle(own, done, None)[0]
+        if not isinstance(conn, psycopg.Connection):
+            raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
+        return self._settle(conn, done, None)[0]
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
         return self.settle((), failures).failed

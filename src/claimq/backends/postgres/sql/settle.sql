@@ -1,0 +1,71 @@
+-- One statement, one commit per batch: the outcomes' completions (archived, each guarded by its
+-- token and status) and the next claim (SKIP LOCKED, sized to the free slots). Either part may
+-- be empty: `complete` passes limit 0, `claim` passes no completions.
+WITH done AS (
+    DELETE FROM {schema}.jobs j
+    USING unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(results)s::jsonb[]) AS o(id, token, result)
+    WHERE j.id = o.id AND j.claim_token = o.token AND j.status = 'processing'
+    RETURNING j.*, o.result
+),
+archived AS (
+    INSERT INTO {schema}.archive (id, queue, task, payload, tags, idempotency_key, priority, attempts,
+                                  max_attempts, worker_id, run_at, created_at, started_at,
+                                  finished_at, duration, result, errors, timeout_seconds, retry)
+    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
+           worker_id, run_at, created_at, started_at, now(),
+           extract(epoch FROM now() - started_at), result, errors, timeout_seconds, retry
+    FROM done
+    RETURNING id
+),
+open_queues AS (
+    SELECT q.name, q.lease_seconds,
+           CASE WHEN q.max_workers IS NULL THEN %(limit)s
+                -- this statement's snapshot still counts the jobs it completes: add them back
+                ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
+                                               WHERE r.queue = q.name
+                                                 AND r.status IN ('fetched', 'processing'))
+                                            + (SELECT count(*) FROM done d WHERE d.queue = q.name),
+                              0)
+           END AS free
+    FROM {schema}.queues q
+    WHERE q.active AND NOT q.paused
+      AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
+      -- a limited queue only when the previous statement holds its row (lock_limited_queues)
+      AND (q.max_workers IS NULL OR q.name = ANY(%(limited)s::text[]))
+), candidates AS (
+    SELECT c.id, c.priority, c.run_at, oq.lease_seconds
+    FROM open_queues oq
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.run_at
+        FROM {schema}.jobs j
+        WHERE j.queue = oq.name AND j.status = 'pending' AND j.run_at <= now()
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT least(oq.free, %(limit)s)
+        FOR UPDATE SKIP LOCKED
+    ) c
+    ORDER BY c.priority DESC, c.run_at, c.id
+    LIMIT %(limit)s
+),
+claimed AS (
+    -- With start, the job goes straight to processing (a worker that claims only for free slots
+    -- starts every job at once, so the separate start round trip buys nothing).
+    UPDATE {schema}.jobs j
+    SET status = CASE WHEN %(start)s THEN 'processing' ELSE 'fetched' END,
+        attempts = j.attempts + CASE WHEN %(start)s THEN 1 ELSE 0 END,
+        started_at = CASE WHEN %(start)s THEN now() END,
+        heartbeat_at = CASE WHEN %(start)s THEN now() END,
+        worker_id = %(worker_id)s,
+        claim_token = gen_random_uuid(),
+        lease_until = now() + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
+        updated_at = now()
+    FROM candidates c
+    WHERE j.id = c.id
+    RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority, j.status,
+              j.attempts, j.max_attempts, j.worker_id, j.claim_token::text AS claim_token,
+              j.lease_until, j.heartbeat_at, j.run_at, j.created_at, j.started_at, j.updated_at,
+              j.errors, j.timeout_seconds, j.retry
+)
+-- Always one row: the completed ids, then the claimed job (all NULL when none was claimed).
+-- Read by position in backend.py (_claimed_job): keep the two in step.
+SELECT (SELECT array_agg(id) FROM archived) AS completed, c.*
+FROM (SELECT) AS one LEFT JOIN claimed c ON true
