@@ -21,7 +21,7 @@ from typing import Any
 from claimq import _validate
 from claimq._worker.completer import Outcome, complete_loop
 from claimq._worker.dbcall import DB
-from claimq._worker.executor import HandlerThreads, run_job
+from claimq._worker.executor import HandlerThreads, start_job
 from claimq._worker.fetcher import fetch_loop, wait_any
 from claimq._worker.heartbeater import beat, heartbeat_loop
 from claimq._worker.notifier import start_listener
@@ -172,7 +172,7 @@ class Runtime:
         for f in flights:
             f.attempt = f.job.attempts
             f.started = True
-            f.task = asyncio.create_task(run_job(self, f), name=f"claimq-job-{f.job.id}")
+            start_job(self, f)
         self.state.count("started", len(flights))
 
     async def release(self, flights: Sequence[InFlight]) -> None:

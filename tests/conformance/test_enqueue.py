@@ -83,6 +83,40 @@ def test_enqueue_many_inserts_in_order_in_one_call(app: App) -> None:
     assert counts(app) == (4, 0, 0)
 
 
+def test_bulk_enqueue_keeps_awkward_values_exactly(app: App) -> None:
+    """Enough jobs for PostgreSQL's COPY path (and several of its chunks): every value that
+    COPY's text format must escape comes back as it went in."""
+    awkward = ["tab\there", "new\nline", "cr\rx", "back\\slash", "\\N", "quote\"s", "{a,b}",
+               "comma,", "NULL", "ünïcødé ✓", ""]
+    specs = [
+        {
+            "task": "t.bulk",
+            "queue": ["q1", "q2"][i % 2],
+            "payload": {"i": i, "s": awkward[i % len(awkward)], "nested": {"k": awkward}},
+            "tags": [awkward[i % len(awkward)] or "empty", "x y"],
+            "priority": i % 7,
+            "max_attempts": 1 + i % 5,
+            "timeout": 1.5 if i % 3 else None,
+            "delay": 120 if i % 4 == 0 else None,
+            "retry": {"base": 0.5, "cap": 9} if i % 5 == 0 else None,
+        }
+        for i in range(2500)
+    ]
+    ids = app.enqueue_many(specs)
+    assert len(ids) == len(set(ids)) == 2500
+    for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1234, 2499):
+        job, spec = app.get_job(ids[i]), specs[i]
+        assert job.payload == spec["payload"]
+        assert job.tags == tuple(spec["tags"])  # type: ignore[arg-type]
+        assert (job.queue, job.priority, job.max_attempts) == (
+            spec["queue"], spec["priority"], spec["max_attempts"])
+        assert job.timeout == spec["timeout"]
+        assert (job.retry is not None) == (spec["retry"] is not None)
+        delayed = seconds_until(app, job.run_at) > 100
+        assert delayed == (spec["delay"] is not None)
+    assert counts(app) == (2500, 0, 0)
+
+
 def test_enqueue_many_repeating_a_key_in_one_batch_makes_one_job(app: App) -> None:
     ids = app.enqueue_many(
         [{"task": "t", "idempotency_key": "same"}, {"task": "t", "idempotency_key": "same"}]

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("claimq.worker")
 MAX_BATCH = 500
+WRITERS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,17 +35,28 @@ class Outcome:
 
 
 async def complete_loop(rt: Runtime) -> None:
-    """Takes every outcome waiting (up to MAX_BATCH) and writes them together; ends once the
-    outcomes are closed and none is left."""
+    """Takes every outcome waiting (up to MAX_BATCH) and writes them together, with up to
+    WRITERS writes in flight (while one batch is in the database, the next is run and sent);
+    ends once the outcomes are closed and none is left or in flight."""
+    writing: set[asyncio.Task[None]] = set()
     while True:
-        if not rt.outcomes:
-            if rt.outcomes_closed:
+        if not rt.outcomes or len(writing) >= WRITERS:
+            if rt.outcomes_closed and not rt.outcomes and not writing:
                 return
             rt.outcomes_ready.clear()
             await rt.outcomes_ready.wait()
             continue
         batch, rt.outcomes[:] = rt.outcomes[:MAX_BATCH], rt.outcomes[MAX_BATCH:]
-        await write_batch(rt, batch)
+        task = asyncio.create_task(write_batch(rt, batch))
+        writing.add(task)
+
+        def written(task: asyncio.Task[None]) -> None:
+            writing.discard(task)
+            rt.outcomes_ready.set()
+            if not task.cancelled() and task.exception() is not None:
+                log.error("writing outcomes failed", exc_info=task.exception())
+
+        task.add_done_callback(written)
 
 
 async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:

@@ -1,5 +1,10 @@
 """Executor: runs one started job. Async handlers run on the loop, sync ones in a thread pool;
-a per-task (or per-job) timeout bounds both. The outcome goes to the completer."""
+a per-task (or per-job) timeout bounds both. The outcome goes to the completer.
+
+A job's first step runs at once, in its own context (as Python 3.12's eager tasks do): a handler
+that finishes without suspending needs no Task and no timer. One that suspends continues in a
+Task, and only then is its timeout armed (a timer that cancels the Task).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Coroutine, Generator
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +36,65 @@ if TYPE_CHECKING:
 log = logging.getLogger("claimq.worker")
 
 
+def start_job(rt: Runtime, flight: InFlight) -> None:
+    """Runs the job's first step now; a job that suspends continues in a Task of its own."""
+    flight.started_at = time.monotonic()
+    coro = run_job(rt, flight)
+    context = contextvars.copy_context()
+    try:
+        waiting_on = context.run(coro.send, None)
+    except StopIteration:
+        return  # finished in its first step: its outcome is already with the completer
+    except Exception:  # run_job reports every handler error itself: this is a bug of ours
+        log.exception("job %s: the executor failed; its lease will expire", flight.job.id)
+        return
+    loop = asyncio.get_running_loop()
+    flight.task = loop.create_task(
+        _resume(coro, waiting_on), name=f"claimq-job-{flight.job.id}", context=context
+    )
+    task = rt.app.tasks.get(flight.job.task)
+    timeout = flight.job.timeout or (task.timeout if task else None)
+    if timeout is not None:
+        handle = loop.call_later(
+            timeout - (time.monotonic() - flight.started_at), _time_out, flight
+        )
+        flight.task.add_done_callback(lambda _: handle.cancel())
+
+
+def _time_out(flight: InFlight) -> None:
+    if flight.task is not None and not flight.task.done():
+        flight.timed_out = True
+        flight.task.cancel()
+
+
+@types.coroutine
+def _resume(
+    coro: Coroutine[Any, Any, None], waiting_on: Any
+) -> Generator[Any, Any, None]:
+    """Continues a coroutine whose first step ran outside any Task: hands the Task what it
+    waits on, then relays every value, result and exception between the two (`yield from`,
+    for a coroutine already started)."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except BaseException as exc:  # noqa: BLE001 - cancellation included: passed on
+            try:
+                waiting_on = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waiting_on = coro.send(sent)
+            except StopIteration:
+                return
+
+
 async def run_job(rt: Runtime, flight: InFlight) -> None:
     from claimq.worker import JobContext
 
     job = flight.job
     task = rt.app.tasks.get(job.task)
     outcome: Outcome
-    flight.started_at = time.monotonic()
     try:
         if task is None:
             raise UnknownTask(
@@ -51,17 +109,15 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
         if task.wants_context:
             args = (JobContext(job=job, attempt=flight.attempt, worker_id=rt.worker_id,
                                _flight=flight, _rt=rt),)
-        timeout = job.timeout or task.timeout
         if task.is_async:
-            result = await asyncio.wait_for(task.fn(*args, **job.payload), timeout)
+            result = await task.fn(*args, **job.payload)
         else:
             call = functools.partial(
                 contextvars.copy_context().run, task.fn, *args, **job.payload
             )
-            future = asyncio.get_running_loop().run_in_executor(rt.handler_pool, call)
             # A thread cannot be interrupted: on timeout the slot is freed and the thread's
             # eventual result is ignored.
-            result = await asyncio.wait_for(future, timeout)
+            result = await asyncio.get_running_loop().run_in_executor(rt.handler_pool, call)
         if flight.completed_by_handler:
             rt.state.count("completed")
             rt.state.forget(job.id)
@@ -71,11 +127,11 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
         except InvalidInput as exc:
             raise Permanent(str(exc)) from None
         outcome = Outcome(flight, completion=Completion(job.id, job.claim_token or "", result_json))
-    except TimeoutError:
-        limit = job.timeout or (task.timeout if task else None)
-        outcome = _failed(rt, flight, JobTimeout(f"ran longer than its timeout of {limit}s"))
     except asyncio.CancelledError:
-        if flight.cancel_requested and not flight.lost:
+        if flight.timed_out and not flight.lost:
+            limit = job.timeout or (task.timeout if task else None)
+            outcome = _failed(rt, flight, JobTimeout(f"ran longer than its timeout of {limit}s"))
+        elif flight.cancel_requested and not flight.lost:
             outcome = _failed(rt, flight, JobCancelled("cancelled by an operator while running"))
         else:
             rt.state.forget(job.id)  # shutdown or lost lease: whoever cancelled handles it

@@ -24,6 +24,7 @@ class InFlight:
     lost: bool = False  # a guarded write matched no row: never report an outcome
     completed_by_handler: bool = False  # ctx.complete_in() committed it in the handler's txn
     cancel_requested: bool = False  # seen at a heartbeat; read by handler threads
+    timed_out: bool = False  # its timeout cancelled it
     task: asyncio.Task[Any] | None = None
     started_at: float = 0.0
 
