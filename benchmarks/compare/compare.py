@@ -326,8 +326,8 @@ LABELS = {
     "pgqueuer": "pgqueuer",
     "procrastinate": "procrastinate",
     "chancy": "chancy",
-    "raw_sql": "raw SQL limit: claimq's claim + complete statements (pgbench, 4 clients)",
-    "raw_sql_serial": "raw SQL, one client: claimq's statements back to back (pgbench -c 1)",
+    "raw_sql": "raw SQL limit: claimq's settle statement, complete + claim (pgbench, 4 clients)",
+    "raw_sql_serial": "raw SQL, one client: claimq's settle statement back to back (pgbench -c 1)",
     "raw_sql_delete": "raw SQL: claimq's claim + token-guarded DELETE (pgbench, 4 clients)",
 }
 

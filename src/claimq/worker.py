@@ -14,9 +14,9 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from claimq import _validate
 from claimq._worker.completer import Outcome, complete_loop
@@ -29,8 +29,10 @@ from claimq._worker.reaper import reap_loop
 from claimq._worker.state import InFlight, WorkerState
 from claimq.app import App
 from claimq.backends.base import Completion
-from claimq.errors import InvalidInput, LeaseLost
+from claimq.errors import ClaimqError, InvalidInput, LeaseLost
 from claimq.job import Job
+
+T = TypeVar("T")
 
 log = logging.getLogger("claimq.worker")
 
@@ -107,6 +109,10 @@ class Runtime:
     listener_stop: threading.Event = field(default_factory=threading.Event)
     default_lease: float = 30.0
     hints: set[asyncio.Future[None]] = field(default_factory=set)
+    # A claim whose answer never came (connection lost): it may have claimed jobs in the
+    # database that this worker does not know of. No new claims until recover_claims() ran.
+    claims_unknown: bool = False
+    recovering: bool = False
 
     @property
     def backend(self) -> Any:
@@ -134,11 +140,46 @@ class Runtime:
 
     def reserve_slots(self) -> int:
         """Promise free slots to a claim about to be made (so two claims never overshoot)."""
-        if self.state.stopping.is_set():
+        if self.state.stopping.is_set() or self.claims_unknown:
             return 0
         n = min(self.state.free, self.batch)
         self.state.reserved += n
         return n
+
+    def claim_call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Calls a backend function that claims; an error leaves its claim's outcome unknown."""
+        try:
+            return fn(*args)
+        except Exception:
+            self.claims_unknown = True
+            raise
+
+    async def recover_claims(self) -> None:
+        """After a claim whose answer never came, once no other claim is on its way: hand back
+        the jobs the database says this worker holds (leases running) but it does not know of,
+        rather than leave them to wait out their leases. Their attempts are not counted."""
+        if not self.claims_unknown or self.recovering or self.state.reserved:
+            return
+        self.recovering = True
+        try:
+            orphans = await self.db.retry(
+                "finding lost claims", self.backend.orphaned, self.worker_id,
+                list(self.state.jobs), give_up=self.state.stopping.is_set,
+            )
+            if orphans:
+                released = await self.db.retry(
+                    "releasing lost claims", self.backend.release, orphans, 0.0,
+                    give_up=self.state.stopping.is_set,
+                )
+                self.state.count("lost_claims_released", len(released))
+                log.warning("handed back %d job(s) claimed by a call whose answer was lost",
+                            len(released))
+            self.claims_unknown = False
+            self.state.slots_free.set()
+        except ClaimqError:
+            pass  # stopping while the database is away: the leases recover those jobs
+        finally:
+            self.recovering = False
 
     def submit(self, outcome: Outcome) -> None:
         self.state.finish(outcome.flight)
@@ -251,7 +292,7 @@ class Worker:
         if self._stop_requests == 1:
             log.info("worker %s: stopping (grace %.1fs); signal again to stop at once",
                      self.worker_id, self.grace)
-            rt.state.stopping.set()
+            rt.state.stop()
         elif self._supervised:
             # The same stop request arriving twice: Ctrl-C signals the whole process group and
             # systemd the whole cgroup, and the supervisor forwards it as well. The supervisor

@@ -1,7 +1,7 @@
 """A TCP proxy in front of PostgreSQL that loses responses on purpose.
 
-Armed with `arm(n)`, it watches what clients send for a marker (a fragment of claimq's complete
-statement). On a connection that sent it, it forwards nothing more to the client, waits until
+Armed with `arm(n)`, it watches what clients send for a marker (a fragment only a completion
+sends). On a connection that sent it, it forwards nothing more to the client, waits until
 the server reports the transaction over (ReadyForQuery with status idle: the commit is done),
 then cuts both sides. The client sent its completion, the server committed it, the response never
 arrived: exactly "the connection cut right after sending it".

@@ -138,3 +138,30 @@ def test_stale_completion_inside_a_transaction_raises_and_rolls_back(app: App) -
         app.complete(stale, conn=conn)
     assert [j.id for j in live(app)] == [job.id], "the enqueue rolled back with it"
     assert app.backend.heartbeat([Owned(job.id, job.claim_token or "")], None).alive == {job.id}
+
+
+# -- orphaned(): claims whose answers a worker never received ------------------------------------
+
+
+def test_orphaned_lists_what_a_worker_holds_in_the_database_but_not_in_memory(app: App) -> None:
+    app.enqueue_many([{"task": "t"}] * 3)
+    mine = app.claim("w-lost", limit=3, lease=30, start=True)
+    theirs = running(app, worker="w-other")
+    known, *lost = mine
+    found = app.backend.orphaned("w-lost", [known.id])
+    assert set(found) == {Owned(j.id, j.claim_token or "") for j in lost}
+    assert app.backend.orphaned("w-lost", [j.id for j in mine]) == []
+    assert [o.id for o in app.backend.orphaned("w-other", [])] == [theirs.id]
+    # Handed back with release: pending again, the attempt not counted, no error recorded.
+    assert app.backend.release(found) == {j.id for j in lost}
+    for job in lost:
+        after = app.get_job(job.id)
+        assert (after.status, after.attempts, after.errors) == (Status.PENDING, 0, ())
+    assert app.backend.orphaned("w-lost", [known.id]) == []
+
+
+def test_orphaned_leaves_expired_leases_to_the_reaper(app: App) -> None:
+    job = running(app, worker="w-lost", lease=LEASE)
+    expire()
+    assert app.backend.orphaned("w-lost", []) == []
+    assert app.get_job(job.id).status is Status.PROCESSING

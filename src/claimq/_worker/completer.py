@@ -60,6 +60,7 @@ async def complete_loop(rt: Runtime) -> None:
 
 
 async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
+    await rt.recover_claims()  # only after a claim whose answer was lost
     wanted = rt.reserve_slots()
     try:
         settled = await _settle(rt, batch, wanted)
@@ -86,6 +87,7 @@ async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | N
             claim = ClaimRequest(rt.worker_id, rt.queues, wanted, rt.lease, True)
         try:
             settled: Settled = await rt.db.call(
+                rt.claim_call,
                 rt.backend.settle,
                 [o.completion for o in pending if o.completion is not None],
                 [o.failure for o in pending if o.failure is not None],

@@ -31,16 +31,22 @@ async def fetch_loop(rt: Runtime) -> None:
     state = rt.state
     idle_wait = MIN_IDLE_WAIT
     while not state.stopping.is_set():
+        if rt.claims_unknown:
+            await rt.recover_claims()
+            if rt.claims_unknown:  # another claim still on its way, or recovery failed
+                await wait_any(state.stopping, timeout=MIN_IDLE_WAIT)
+                continue
         wanted = rt.reserve_slots()
         if wanted <= 0:
             state.slots_free.clear()
             if state.free <= 0:
-                await wait_any(state.slots_free, state.stopping)
+                await state.slots_free.wait()  # stop() sets it too
             continue
         state.wake.clear()  # cleared before the claim, so a NOTIFY during it is not lost
         try:
             jobs = await rt.db.retry(
                 "claim",
+                rt.claim_call,
                 rt.backend.claim,
                 rt.worker_id,
                 rt.queues,

@@ -56,6 +56,12 @@ class WorkerState:
         free = min(self.concurrency - running, 2 * self.concurrency - len(self.jobs))
         return max(free - self.reserved, 0)
 
+    def stop(self) -> None:
+        """Stop claiming; wakes whatever waits for a slot or a NOTIFY, to see it."""
+        self.stopping.set()
+        self.slots_free.set()
+        self.wake.set()
+
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + n
 

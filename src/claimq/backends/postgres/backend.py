@@ -31,7 +31,7 @@ from claimq.backends.base import (
     Table,
 )
 from claimq.errors import ClaimqError, InvalidInput, MigrationError
-from claimq.job import Job, Status
+from claimq.job import Job, Status, assemble
 
 try:
     import psycopg
@@ -53,13 +53,14 @@ _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every mig
 def _claimed_job(r: tuple[Any, ...], claim: ClaimRequest) -> Job:
     """A row of settle.sql, by position after its first column (the hot path: one per job)."""
     started = r[12] if claim.start else None  # the claim's now(), as started_at is then
-    return Job(
+    return assemble((
         r[1], r[2], r[3], r[4], Status.PROCESSING if claim.start else Status.FETCHED,
-        priority=r[7], attempts=r[8], max_attempts=r[9], tags=tuple(r[5]),
-        idempotency_key=r[6], worker_id=claim.worker_id, claim_token=r[10], lease_until=r[11],
-        heartbeat_at=started, run_at=r[13], created_at=r[14], started_at=started,
-        updated_at=r[12], errors=tuple(r[15]), timeout=r[16], retry=r[17],
-    )
+        r[7], r[8], r[9], tuple(r[5]), r[6], claim.worker_id, r[10], r[11],
+        started, r[13], r[14], started, r[12], None, False, r[16], r[17], tuple(r[15]),
+        None, None,
+    ))  # id … payload, status, priority, attempts, max_attempts, tags, key, worker, token,
+    # lease_until, heartbeat_at, run_at, created_at, started_at, updated_at, finished_at,
+    # cancel_requested, timeout, retry, errors, result, reason (Job's field order)
 
 
 def _row_to_job(row: dict[str, Any]) -> Job:
@@ -495,6 +496,12 @@ class PostgresBackend:
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
         return self.settle((), failures).failed
+
+    def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
+        params = {"worker_id": worker_id, "held": _numbers(held)}
+        with self._conn() as conn:
+            rows = conn.execute(self._q.orphaned, params).fetchall()
+        return [Owned(r["id"], r["claim_token"]) for r in rows]
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
         if not owned:

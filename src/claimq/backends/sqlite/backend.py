@@ -441,6 +441,11 @@ class SQLiteBackend:
                     released.add(item.id)
         return released
 
+    def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
+        params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self.clock()}
+        rows = self._conn().execute(_Q.orphaned, params).fetchall()
+        return [Owned(r["id"], r["claim_token"]) for r in rows]
+
     def reap(self, limit: int = 1000) -> ReapResult:
         result = ReapResult()
         with self._write() as conn:
