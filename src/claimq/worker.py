@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from claimq import _validate
@@ -200,8 +201,12 @@ class Runtime:
 
     async def start_jobs(self, jobs: list[Job]) -> None:
         flights = []
+        lease_len = 0.0
+        seen: tuple[datetime | None, datetime | None] = (None, None)
         for job in jobs:
-            lease_len = _lease_length(job, self.lease or self.default_lease)
+            if (job.lease_until, job.updated_at) != seen:  # one claim: the same for every job
+                seen = (job.lease_until, job.updated_at)
+                lease_len = _lease_length(job, self.lease or self.default_lease)
             flight = InFlight(job=job, lease_seconds=lease_len)
             flight.renew()
             self.state.jobs[job.id] = flight

@@ -27,7 +27,7 @@ MAX_BATCH = 500
 WRITERS = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     flight: InFlight
     completion: Completion | None = None

@@ -90,8 +90,6 @@ def _resume(
 
 
 async def run_job(rt: Runtime, flight: InFlight) -> None:
-    from claimq.worker import JobContext
-
     job = flight.job
     task = rt.app.tasks.get(job.task)
     outcome: Outcome
@@ -107,6 +105,8 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
             raise BadPayload(f"payload is a {type(job.payload).__name__}, not a JSON object")
         args: tuple[Any, ...] = ()
         if task.wants_context:
+            from claimq.worker import JobContext  # here: a cycle, and most handlers need none
+
             args = (JobContext(job=job, attempt=flight.attempt, worker_id=rt.worker_id,
                                _flight=flight, _rt=rt),)
         if task.is_async:

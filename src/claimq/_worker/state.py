@@ -11,7 +11,7 @@ from claimq.backends.base import Owned
 from claimq.job import Job
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class InFlight:
     """One job this worker owns, from claim until its outcome is written (or its lease lost)."""
 
