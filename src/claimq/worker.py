@@ -114,6 +114,7 @@ class Runtime:
     # database that this worker does not know of. No new claims until recover_claims() ran.
     claims_unknown: bool = False
     recovering: bool = False
+    writes: int = 0  # outcome writes on their way (each claims for the slots free then)
 
     @property
     def backend(self) -> Any:

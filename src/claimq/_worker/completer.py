@@ -47,6 +47,7 @@ async def complete_loop(rt: Runtime) -> None:
             await rt.outcomes_ready.wait()
             continue
         batch, rt.outcomes[:] = rt.outcomes[:MAX_BATCH], rt.outcomes[MAX_BATCH:]
+        rt.writes += 1
         task = asyncio.create_task(write_batch(rt, batch))
         writing.add(task)
 
@@ -60,12 +61,14 @@ async def complete_loop(rt: Runtime) -> None:
 
 
 async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
-    await rt.recover_claims()  # only after a claim whose answer was lost
-    wanted = rt.reserve_slots()
+    wanted = 0
     try:
+        await rt.recover_claims()  # only after a claim whose answer was lost
+        wanted = rt.reserve_slots()
         settled = await _settle(rt, batch, wanted)
     finally:
         rt.state.reserved -= wanted
+        rt.writes -= 1  # before the slots are freed below: the fetcher may claim again
     for o in batch:
         rt.state.forget(o.flight.job.id)
     if settled is not None:

@@ -36,6 +36,12 @@ async def fetch_loop(rt: Runtime) -> None:
             if rt.claims_unknown:  # another claim still on its way, or recovery failed
                 await wait_any(state.stopping, timeout=MIN_IDLE_WAIT)
                 continue
+        if rt.outcomes or rt.writes:
+            # The completer claims for free slots when it writes outcomes (the same round trip):
+            # a claim of our own now would split the batch and double the round trips.
+            state.slots_free.clear()
+            await state.slots_free.wait()
+            continue
         wanted = rt.reserve_slots()
         if wanted <= 0:
             state.slots_free.clear()
