@@ -4,7 +4,10 @@
 WITH done AS (
     DELETE FROM {schema}.jobs j
     USING unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(results)s::jsonb[]) AS o(id, token, result)
-    WHERE j.id = o.id AND j.claim_token = o.token AND j.status = 'processing'
+    -- `id = ANY`: an index condition on the primary key, whatever the plan (a prepared, generic
+    -- plan cannot know how many ids come, and may otherwise scan every job in flight).
+    WHERE j.id = ANY(%(ids)s::bigint[])
+      AND j.id = o.id AND j.claim_token = o.token AND j.status = 'processing'
     RETURNING j.*, o.result
 ),
 archived AS (
@@ -59,7 +62,9 @@ claimed AS (
         lease_until = now() + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
         updated_at = now()
     FROM candidates c
-    WHERE j.id = c.id
+    -- As above: the generic plan guesses the claim's LIMIT, and with many pending jobs would
+    -- hash the whole table to join a few rows; this keeps it to primary-key lookups.
+    WHERE j.id = ANY(ARRAY(SELECT id FROM candidates)) AND j.id = c.id
     -- Only what the caller does not know already: status and worker are its own, started_at
     -- and heartbeat_at equal updated_at (now()) when started. Fewer timestamps to parse.
     RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority,

@@ -1,0 +1,70 @@
+"""PostgreSQL plans of the worker's statement once statistics exist: a prepared statement runs
+its generic plan, and that plan must not scan the jobs table (a claim would then cost time in
+proportion to the backlog)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from conftest import drop_schema
+
+from claimq import App
+from claimq.backends.base import ClaimRequest, Completion
+
+JOBS = 20000
+
+
+@pytest.fixture
+def analyzed(pg_base_url: str) -> Iterator[tuple[App, str]]:
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    app = App(f"{pg_base_url}?schema={schema}")
+    try:
+        app.migrate()
+        app.enqueue_many([{"task": "t", "queue": "plans"}] * JOBS)
+        with psycopg.connect(pg_base_url, autocommit=True) as conn:
+            for table in ("jobs", "archive", "queues"):
+                conn.execute(f"ANALYZE {schema}.{table}")
+        yield app, schema
+    finally:
+        app.close()
+        drop_schema(pg_base_url, schema)
+
+
+def test_settle_runs_a_generic_plan_with_key_lookups(analyzed: tuple[App, str]) -> None:
+    app, schema = analyzed
+    backend = app.backend
+    claim = ClaimRequest("w-plans", ["plans"], 20, None, True)
+    done: list[Completion] = []
+    for _ in range(12):  # past psycopg's prepare threshold and PostgreSQL's 5 custom plans
+        settled = backend.settle(done, [], claim)
+        assert len(settled.claimed) == 20 and settled.completed == {c.id for c in done}
+        done = [Completion(j.id, j.claim_token or "", None) for j in settled.claimed]
+    values = {"ids": "{}", "tokens": "{}", "results": "{}", "worker_id": "w", "limit": 20,
+              "queues": ["plans"], "lease": None, "start": True, "limited": []}
+    types = {"ids": "text", "tokens": "text", "results": "text", "worker_id": "text",
+             "limit": "int", "queues": "text[]", "lease": "float8", "start": "bool",
+             "limited": "text[]"}
+    # What the backend runs (the limit written in), and the file as it is (the limit a
+    # parameter, which a generic plan can only guess): both prepared, both run generic.
+    for n, sql in enumerate((backend._settle_sql(20), backend._q.settle)):
+        names: list[str] = []
+
+        def number(match: re.Match[str]) -> str:
+            if match.group(1) not in names:
+                names.append(match.group(1))
+            return f"${names.index(match.group(1)) + 1}"
+
+        numbered = re.sub(r"%\((\w+)\)s", number, sql)
+        with psycopg.connect(app.backend.conninfo, autocommit=True) as conn:
+            conn.execute("SET plan_cache_mode = force_generic_plan")
+            conn.execute(f"PREPARE plan{n} ({', '.join(types[k] for k in names)}) AS {numbered}")
+            args = ", ".join(f"%({k})s::{types[k]}" for k in names)
+            cur = psycopg.ClientCursor(conn)
+            plan = "\n".join(r[0] for r in cur.execute(
+                f"EXPLAIN EXECUTE plan{n}({args})", values).fetchall())
+        assert "Seq Scan on jobs" not in plan, plan
+        assert "jobs_claimable" in plan and "jobs_pkey" in plan, plan
