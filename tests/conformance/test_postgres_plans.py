@@ -51,14 +51,10 @@ def test_settle_runs_a_generic_plan_with_key_lookups(analyzed: tuple[App, str]) 
     # What the backend runs (the limit written in), and the file as it is (the limit a
     # parameter, which a generic plan can only guess): both prepared, both run generic.
     for n, sql in enumerate((backend._settle_sql(20), backend._q.settle)):
-        names: list[str] = []
-
-        def number(match: re.Match[str]) -> str:
-            if match.group(1) not in names:
-                names.append(match.group(1))
-            return f"${names.index(match.group(1)) + 1}"
-
-        numbered = re.sub(r"%\((\w+)\)s", number, sql)
+        names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", sql)))
+        numbered = sql
+        for i, name in enumerate(names, 1):
+            numbered = numbered.replace(f"%({name})s", f"${i}")
         with psycopg.connect(app.backend.conninfo, autocommit=True) as conn:
             conn.execute("SET plan_cache_mode = force_generic_plan")
             conn.execute(f"PREPARE plan{n} ({', '.join(types[k] for k in names)}) AS {numbered}")
