@@ -66,8 +66,9 @@ def run(base: str, pending: int, archived: int, batch: int, rounds: int) -> dict
         times = measure(app, batch, rounds)
         with psycopg.connect(base, autocommit=True) as conn:
             plan = conn.execute(
-                "EXPLAIN (ANALYZE, COSTS OFF) " + app.backend._q.settle,  # type: ignore[attr-defined]
-                {"worker_id": "explain", "queues": None, "limit": batch, "lease": None,
+                "EXPLAIN (ANALYZE, COSTS OFF) "  # the statement the worker runs, limit written in
+                + app.backend._settle_sql(batch),  # type: ignore[attr-defined]
+                {"worker_id": "explain", "queues": None, "lease": None,
                  "start": True, "limited": [], "ids": "{}", "tokens": "{}", "results": "{}"},
             ).fetchall()
         return {
