@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from conftest import drop_schema
 
 from claimq import App
 from claimq.backends.base import ClaimRequest, Completion
@@ -31,7 +30,8 @@ def analyzed(pg_base_url: str) -> Iterator[tuple[App, str]]:
         yield app, schema
     finally:
         app.close()
-        drop_schema(pg_base_url, schema)
+        with psycopg.connect(pg_base_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def test_settle_runs_a_generic_plan_with_key_lookups(analyzed: tuple[App, str]) -> None:
