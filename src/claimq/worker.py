@@ -26,7 +26,7 @@ from claimq._worker.executor import HandlerThreads, start_job
 from claimq._worker.fetcher import fetch_loop, wait_any
 from claimq._worker.heartbeater import beat, heartbeat_loop
 from claimq._worker.notifier import start_listener
-from claimq._worker.reaper import reap_loop
+from claimq._worker.reaper import reap_loop, tidy_loop
 from claimq._worker.state import InFlight, WorkerState
 from claimq.app import App
 from claimq.backends.base import Completion
@@ -340,6 +340,7 @@ class Worker:
             asyncio.create_task(heartbeat_loop(rt), name="claimq-heartbeat"),
             asyncio.create_task(complete_loop(rt), name="claimq-completer"),
             asyncio.create_task(reap_loop(rt), name="claimq-reaper"),
+            asyncio.create_task(tidy_loop(rt), name="claimq-tidier"),
         ]
         try:
             await fetch_loop(rt)

@@ -3,6 +3,8 @@ owner's token is worthless afterwards."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from conformance_support import LEASE, claim_one, counts, expire, live, running, state
 
@@ -145,3 +147,36 @@ def test_old_token_is_worthless_after_reap_and_reclaim(
         app.start(new)
     app.complete(new, "mine")
     assert app.get_job(old.id).result == "mine"
+
+
+# -- tidy(): clearing what busy claiming leaves behind ---------------------------------------------
+
+
+def test_tidy_vacuums_once_claims_leave_enough_dead_rows(app: App) -> None:
+    app.enqueue_many([{"task": "t", "queue": "tidy"}] * 200)
+    for _ in range(10):
+        jobs = app.claim("w", ["tidy"], limit=20, start=True)
+        assert app.backend.complete([Completion(j.id, j.claim_token or "") for j in jobs]) == {
+            j.id for j in jobs}
+    assert app.backend.tidy(10**9) is False, "far below the threshold: nothing to do"
+    if app.backend.kind == "sqlite":
+        assert app.backend.tidy(1) is False  # SQLite keeps no dead rows to clear
+        return
+    import psycopg
+
+    def vacuums() -> int:
+        with psycopg.connect(app.backend.conninfo, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT vacuum_count FROM pg_stat_user_tables"
+                " WHERE schemaname = %s AND relname = 'jobs'", (app.backend.schema,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    before = vacuums()
+    # The statistics arrive about a second after the writes: ask until they show the dead rows.
+    deadline = time.monotonic() + 15
+    while not app.backend.tidy(100):
+        assert time.monotonic() < deadline, "the dead rows never showed in the statistics"
+        time.sleep(0.2)
+    assert vacuums() == before + 1
+    assert counts(app) == (0, 200, 0)

@@ -441,6 +441,10 @@ class SQLiteBackend:
                     released.add(item.id)
         return released
 
+    def tidy(self, min_dead: int) -> bool:
+        """Nothing to do: SQLite removes a row's index entries when the row goes."""
+        return False
+
     def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
         params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self.clock()}
         rows = self._conn().execute(_Q.orphaned, params).fetchall()
