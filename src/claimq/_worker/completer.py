@@ -10,6 +10,7 @@ response was lost is neither reported twice nor taken for a lost lease.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -39,6 +40,13 @@ async def complete_loop(rt: Runtime) -> None:
     WRITERS writes in flight (while one batch is in the database, the next is run and sent);
     ends once the outcomes are closed and none is left or in flight."""
     writing: set[asyncio.Task[None]] = set()
+
+    def written(task: asyncio.Task[None]) -> None:
+        writing.discard(task)
+        rt.outcomes_ready.set()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("writing outcomes failed", exc_info=task.exception())
+
     while True:
         if not rt.outcomes or len(writing) >= WRITERS:
             if rt.outcomes_closed and not rt.outcomes and not writing:
@@ -50,13 +58,6 @@ async def complete_loop(rt: Runtime) -> None:
         rt.writes += 1
         task = asyncio.create_task(write_batch(rt, batch))
         writing.add(task)
-
-        def written(task: asyncio.Task[None]) -> None:
-            writing.discard(task)
-            rt.outcomes_ready.set()
-            if not task.cancelled() and task.exception() is not None:
-                log.error("writing outcomes failed", exc_info=task.exception())
-
         task.add_done_callback(written)
 
 
@@ -89,9 +90,11 @@ async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | N
         if wanted > 0 and not rt.state.stopping.is_set():
             claim = ClaimRequest(rt.worker_id, rt.queues, wanted, rt.lease, True)
         try:
+            # Only a call that claims can leave claims unknown when its answer is lost.
+            settle = functools.partial(rt.claim_call, rt.backend.settle) if claim else (
+                rt.backend.settle)
             settled: Settled = await rt.db.call(
-                rt.claim_call,
-                rt.backend.settle,
+                settle,
                 [o.completion for o in pending if o.completion is not None],
                 [o.failure for o in pending if o.failure is not None],
                 claim,

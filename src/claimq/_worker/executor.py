@@ -52,13 +52,17 @@ def start_job(rt: Runtime, flight: InFlight) -> None:
     flight.task = loop.create_task(
         _resume(coro, waiting_on), name=f"claimq-job-{flight.job.id}", context=context
     )
-    task = rt.app.tasks.get(flight.job.task)
-    timeout = flight.job.timeout or (task.timeout if task else None)
+    timeout = _timeout(flight.job, rt.app.tasks.get(flight.job.task))
     if timeout is not None:
         handle = loop.call_later(
             timeout - (time.monotonic() - flight.started_at), _time_out, flight
         )
         flight.task.add_done_callback(lambda _: handle.cancel())
+
+
+def _timeout(job: Job, task: Task[Any, Any] | None) -> float | None:
+    """The job's own timeout, else its task's."""
+    return job.timeout or (task.timeout if task else None)
 
 
 def _time_out(flight: InFlight) -> None:
@@ -129,8 +133,8 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
         outcome = Outcome(flight, completion=Completion(job.id, job.claim_token or "", result_json))
     except asyncio.CancelledError:
         if flight.timed_out and not flight.lost:
-            limit = job.timeout or (task.timeout if task else None)
-            outcome = _failed(rt, flight, JobTimeout(f"ran longer than its timeout of {limit}s"))
+            outcome = _failed(rt, flight, JobTimeout(
+                f"ran longer than its timeout of {_timeout(job, task)}s"))
         elif flight.cancel_requested and not flight.lost:
             outcome = _failed(rt, flight, JobCancelled("cancelled by an operator while running"))
         else:
