@@ -218,6 +218,7 @@ def _worker_process(
     reporter.start()
     try:
         counters = worker.run(install_signals=True)
+        counters["cpu_ms"] = int(time.process_time() * 1000)  # the whole process, start to stop
     finally:
         done.set()
         reporter.join()
@@ -670,6 +671,10 @@ def summary_table(data: dict[str, Any]) -> Table:
     if counters.get("claims"):
         table.add_row("claims", f"{counters['claims']:,} "
                       f"({counters.get('started', 0) / counters['claims']:.1f} jobs per claim)")
+    if counters.get("cpu_ms") and counters.get("started"):
+        table.add_row("worker CPU", f"{counters['cpu_ms'] / 1000:.2f} s "
+                      f"({1000 * counters['cpu_ms'] / counters['started']:.0f} µs per job, "
+                      "process start to stop)")
     v = data["verify"]
     table.add_row(
         "exactly once",

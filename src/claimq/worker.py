@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -29,7 +29,7 @@ from claimq._worker.notifier import start_listener
 from claimq._worker.reaper import reap_loop, tidy_loop
 from claimq._worker.state import InFlight, WorkerState
 from claimq.app import App
-from claimq.backends.base import Completion
+from claimq.backends.base import ClaimRequest, Completion, Failure, Settled
 from claimq.errors import ClaimqError, InvalidInput, LeaseLost
 from claimq.job import Job
 
@@ -115,6 +115,7 @@ class Runtime:
     claims_unknown: bool = False
     recovering: bool = False
     writes: int = 0  # outcome writes on their way (each claims for the slots free then)
+    settle_on_loop: bool = False  # the backend's asettle, on this loop's own connections
 
     @property
     def backend(self) -> Any:
@@ -148,13 +149,26 @@ class Runtime:
         self.state.reserved += n
         return n
 
-    def claim_call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Calls a backend function that claims; an error leaves its claim's outcome unknown."""
+    async def settle(
+        self, done: Sequence[Completion], failures: Sequence[Failure], claim: ClaimRequest | None
+    ) -> Settled:
+        """Writes outcomes and claims for free slots (either may be empty), in one round trip:
+        on the loop where the backend can (PostgreSQL), else in a database thread. A claim
+        whose answer is lost leaves this worker's claims unknown."""
         try:
-            return fn(*args)
+            if self.settle_on_loop:
+                return await self.backend.asettle(done, failures, claim)  # type: ignore[no-any-return]
+            settled: Settled = await self.db.call(self.backend.settle, done, failures, claim)
+            return settled
         except Exception:
-            self.claims_unknown = True
+            if claim is not None:
+                self.claims_unknown = True
             raise
+
+    async def claim(self, wanted: int) -> list[Job]:
+        """Claims and starts (one statement) up to `wanted` jobs: every one has a free slot."""
+        claim = ClaimRequest(self.worker_id, self.queues, wanted, self.lease, True)
+        return (await self.settle((), (), claim)).claimed
 
     async def recover_claims(self) -> None:
         """After a claim whose answer never came, once no other claim is on its way: hand back
@@ -329,6 +343,10 @@ class Worker:
             db=DB(threads=4),
             handler_pool=HandlerThreads(max_workers=self.concurrency * 2),
         )
+        open_async = getattr(self.app.backend, "open_async", None)
+        if open_async is not None:
+            await open_async()
+            rt.settle_on_loop = True
         self.runtime = rt
         if install_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -353,6 +371,8 @@ class Worker:
             await asyncio.gather(*background, return_exceptions=True)
             rt.handler_pool.shutdown(wait=False, cancel_futures=True)
             rt.db.close()
+            if rt.settle_on_loop:
+                await rt.backend.close_async()
             if listener is not None:
                 listener.join(timeout=2)
             if install_signals and threading.current_thread() is threading.main_thread():

@@ -179,6 +179,14 @@ def install_response_loss(which: set[str]) -> None:
             return lose(result, done, failures, result.claimed)
 
         backend.settle = settle  # type: ignore[method-assign]
+    if hasattr(backend, "asettle"):  # PostgreSQL: the worker's own path, on its event loop
+        real_asettle = backend.asettle
+
+        async def asettle(done: Any, failures: Any, claim: Any = None) -> Any:
+            result = await real_asettle(done, failures, claim)
+            return lose(result, done, failures, result.claimed)
+
+        backend.asettle = asettle  # type: ignore[method-assign]
 
     real_complete, real_fail = backend.complete, backend.fail
 

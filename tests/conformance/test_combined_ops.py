@@ -3,6 +3,7 @@ claim in one call) and app.transaction() (the caller's writes with claimq's)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 
@@ -10,7 +11,15 @@ import pytest
 from conformance_support import LEASE, counts, expire, live, running, state
 
 from claimq import App, DeadReason, JobNotFound, LeaseLost, Status
-from claimq.backends.base import ClaimRequest, Completion, Failure, Owned
+from claimq.backends.base import (
+    ClaimRequest,
+    Completion,
+    FailResult,
+    Failure,
+    Owned,
+    Settled,
+)
+from claimq.errors import ClaimqError
 
 
 def _stale_token(token: str | None) -> str:
@@ -100,6 +109,57 @@ def test_settle_with_nothing_to_do(app: App) -> None:
     assert settled.completed == set() and settled.claimed == []
     assert app.backend.settle([], [], ClaimRequest("w", None, 0, None)).claimed == []
     assert state(app) == before
+
+
+def _settle_on_loop(app: App, *args: object) -> Settled:
+    """The worker's PostgreSQL path: asettle on an event loop's own async pool."""
+
+    async def run() -> Settled:
+        await app.backend.open_async()  # type: ignore[attr-defined]
+        try:
+            return await app.backend.asettle(*args)  # type: ignore[attr-defined,no-any-return]
+        finally:
+            await app.backend.close_async()  # type: ignore[attr-defined]
+
+    return asyncio.run(run())
+
+
+def test_settle_on_the_event_loop_does_what_settle_does(app: App) -> None:
+    if app.backend.kind == "sqlite":
+        # sqlite3 has no async driver: the worker settles in its database threads instead.
+        assert not hasattr(app.backend, "asettle")
+        return
+    app.configure_queue("s", max_workers=2)
+    a = running(app, queue="s")
+    b = running(app, queue="s", max_attempts=1)
+    c = running(app, queue="other")
+    waiting = [app.enqueue("t", queue="s") for _ in range(3)]
+    settled = _settle_on_loop(
+        app,
+        [Completion(a.id, a.claim_token or "", '{"r": 1}'),
+         Completion(c.id, _stale_token(c.claim_token))],
+        [Failure(b.id, b.claim_token or "", {"error": "E"}, 0.0, DeadReason.RETRIES_EXHAUSTED)],
+        ClaimRequest("w2", ["s"], 5, 30.0, True),
+    )
+    assert settled.completed == {a.id}, "the stale completion matched no row"
+    assert settled.failed.dead == {b.id} and not settled.failed.lost
+    # The two slots its outcomes freed in the bulkhead of 2 are claimed in the same call.
+    assert [j.id for j in settled.claimed] == waiting[:2]
+    assert all(j.status is Status.PROCESSING for j in settled.claimed)
+    assert settled.claimed[0] == app.get_job(waiting[0])
+    assert app.get_job(a.id).result == {"r": 1}
+    assert app.get_job(c.id).status is Status.PROCESSING
+    assert _settle_on_loop(app, [], [], None) == Settled(set(), FailResult(), [])
+
+
+def test_settle_on_the_event_loop_needs_its_pool_opened(app: App) -> None:
+    if app.backend.kind == "sqlite":
+        assert not hasattr(app.backend, "open_async")
+        return
+    app.enqueue("t")
+    with pytest.raises(ClaimqError, match="open_async"):
+        asyncio.run(app.backend.asettle([], [], ClaimRequest("w", None, 1, None)))  # type: ignore[attr-defined]
+    assert app.claim("w", limit=5) != [], "nothing was claimed by the refused call"
 
 
 # -- app.transaction ----------------------------------------------------------------------------

@@ -10,7 +10,6 @@ response was lost is neither reported twice nor taken for a lost lease.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -90,11 +89,7 @@ async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | N
         if wanted > 0 and not rt.state.stopping.is_set():
             claim = ClaimRequest(rt.worker_id, rt.queues, wanted, rt.lease, True)
         try:
-            # Only a call that claims can leave claims unknown when its answer is lost.
-            settle = functools.partial(rt.claim_call, rt.backend.settle) if claim else (
-                rt.backend.settle)
-            settled: Settled = await rt.db.call(
-                settle,
+            settled = await rt.settle(
                 [o.completion for o in pending if o.completion is not None],
                 [o.failure for o in pending if o.failure is not None],
                 claim,

@@ -1,4 +1,5 @@
-"""Database calls from the event loop: run in a small thread pool, retried through outages."""
+"""Database calls from the event loop: run in a small thread pool (or, for PostgreSQL's hot path,
+on the loop itself), retried through outages."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import logging
 import random
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -52,10 +53,22 @@ class DB:
     ) -> T:
         """Call until it succeeds. Transient errors back off with jitter (bounded); `give_up`
         ends the attempts early (raising ClaimqError), e.g. once a lease has run out."""
+        return await self.retry_async(
+            what, lambda: self.call(fn, *args), give_up=give_up, max_delay=max_delay)
+
+    async def retry_async(
+        self,
+        what: str,
+        attempt: Callable[[], Awaitable[T]],
+        *,
+        give_up: Callable[[], bool] = lambda: False,
+        max_delay: float = 5.0,
+    ) -> T:
+        """retry() for a call that runs on the loop itself (`attempt` makes each try)."""
         delay = 0.05
         while True:
             try:
-                result = await self.call(fn, *args)
+                result = await attempt()
             except Exception as exc:
                 if not is_transient(exc):
                     raise

@@ -7,6 +7,7 @@ NOTIFY from an enqueue, or a freed slot, wakes it early.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from typing import TYPE_CHECKING
 
@@ -50,17 +51,8 @@ async def fetch_loop(rt: Runtime) -> None:
             continue
         state.wake.clear()  # cleared before the claim, so a NOTIFY during it is not lost
         try:
-            jobs = await rt.db.retry(
-                "claim",
-                rt.claim_call,
-                rt.backend.claim,
-                rt.worker_id,
-                rt.queues,
-                wanted,
-                rt.lease,
-                True,  # claim and start in one statement: every claimed job has a free slot
-                give_up=state.stopping.is_set,
-            )
+            jobs = await rt.db.retry_async(
+                "claim", functools.partial(rt.claim, wanted), give_up=state.stopping.is_set)
         except ClaimqError:
             break  # stopping while the database was away
         finally:

@@ -6,13 +6,25 @@ import re
 from importlib import resources
 from types import SimpleNamespace
 
+# A quoted literal (kept as is) or a `--` comment (dropped). The SQL files hold no dollar quotes.
+_COMMENT = re.compile(r"('(?:[^']|'')*')|--[^\n]*")
+
+
+def strip_comments(sql: str) -> str:
+    """The statement without its `--` comments and blank lines: the comments are for readers,
+    and a shorter text stays under psycopg's 4,096-character cache of converted queries (a
+    longer one is parsed again on every execute)."""
+    text = _COMMENT.sub(lambda m: m.group(1) or "", sql)
+    return "\n".join(ln.rstrip() for ln in text.splitlines() if ln.strip())
+
 
 def load_queries(package: str, schema: str | None = None) -> SimpleNamespace:
-    """Every sql/NAME.sql of `package`, as attribute NAME. `{schema}` becomes the schema name."""
+    """Every sql/NAME.sql of `package`, as attribute NAME, without comments. `{schema}` becomes
+    the schema name."""
     out: dict[str, str] = {}
     for entry in resources.files(package).joinpath("sql").iterdir():
         if entry.name.endswith(".sql"):
-            text = entry.read_text()
+            text = strip_comments(entry.read_text())
             if schema is not None:
                 text = text.replace("{schema}", schema)
             out[entry.name[:-4]] = text
