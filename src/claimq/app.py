@@ -18,6 +18,7 @@ from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.task import Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
+STREAM_FROM = 200  # jobs in one enqueue_many from which PostgreSQL checks them as it copies
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -186,16 +187,22 @@ class App:
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
         """Queue many jobs in one transaction; each dict takes enqueue()'s options. All or none."""
         _check_batch(jobs)
-        specs = [
+        items = jobs if isinstance(jobs, Sequence) else list(jobs)
+        specs = (
             _validate.enqueue_spec(
                 j, default_max_attempts=self.default_max_attempts,
                 payload_limit=self.payload_limit,
             )
-            for j in jobs
-        ]
-        if not specs:
+            for j in items
+        )
+        streaming = getattr(self.backend, "enqueue_streaming", None)
+        if streaming is not None and len(items) >= STREAM_FROM:
+            # Checked while the database stores the chunks before (PostgreSQL's COPY).
+            return streaming(len(items), specs, self.idempotency_retention, conn)  # type: ignore[no-any-return]
+        checked = list(specs)
+        if not checked:
             return []
-        return self.backend.enqueue(specs, self.idempotency_retention, conn)
+        return self.backend.enqueue(checked, self.idempotency_retention, conn)
 
     async def aenqueue(
         self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any

@@ -195,6 +195,25 @@ def test_enqueue_many_rejects_the_whole_batch(app: App, case: str) -> None:
     assert app.list_jobs() == [] and app.queues() == []
 
 
+@pytest.mark.parametrize("case", ["bad-payload-last", "bad-queue-first", "bad-key-after-keyed",
+                                  "not-a-dict", "unknown-option"])
+def test_a_bad_job_deep_in_a_large_batch_rejects_all_of_it(app: App, case: str) -> None:
+    """Past several COPY chunks (PostgreSQL checks each chunk while the one before is stored):
+    the COPY is aborted with its transaction, nothing is queued, and the App works after."""
+    batch, match = MANY_CASES[case]
+    rejects(app, lambda a: a.enqueue_many([GOOD] * 2500 + batch + [GOOD] * 10), match)
+    assert app.list_jobs() == [] and app.queues() == []
+    assert len(app.enqueue_many([GOOD] * 300)) == 300
+
+
+def test_a_bad_job_in_a_large_batch_inside_a_transaction_rolls_it_back(app: App) -> None:
+    before = app.enqueue("t")
+    with pytest.raises(InvalidInput, match="not JSON"), app.transaction() as conn:
+        app.enqueue("t", queue="side-effect", conn=conn)
+        app.enqueue_many([GOOD] * 1500 + [{"task": "t", "payload": {"x": {1}}}], conn=conn)
+    assert [j.id for j in app.list_jobs()] == [before]
+
+
 @pytest.mark.parametrize("jobs", [5, None, {"task": "t"}, "tasks"])
 def test_enqueue_many_rejects_what_is_not_a_list_of_dicts(app: App, jobs: Any) -> None:
     rejects(app, lambda a: a.enqueue_many(jobs), "enqueue_many")

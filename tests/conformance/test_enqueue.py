@@ -117,6 +117,25 @@ def test_bulk_enqueue_keeps_awkward_values_exactly(app: App) -> None:
     assert counts(app) == (2500, 0, 0)
 
 
+def test_large_batch_with_keyed_jobs_returns_ids_in_order(app: App) -> None:
+    """Keyed jobs inside a batch large enough for COPY: each position gets its job's id (an
+    existing holder's for a key already used), un-keyed ones are all new."""
+    held = app.enqueue("t", {"old": True}, idempotency_key="held")
+    specs: list[dict[str, object]] = [{"task": "t", "payload": {"i": i}} for i in range(1200)]
+    specs[0] = {"task": "t", "payload": {"i": 0}, "idempotency_key": "k-first"}
+    specs[500] = {"task": "t", "payload": {"i": 500}, "idempotency_key": "held"}
+    specs[700] = {"task": "t", "payload": {"i": 700}, "idempotency_key": "k-twice"}
+    specs[1199] = {"task": "t", "payload": {"i": 1199}, "idempotency_key": "k-twice"}
+    ids = app.enqueue_many(specs)
+    assert len(ids) == 1200
+    assert ids[500] == held and ids[700] == ids[1199]
+    assert len(set(ids)) == 1199, "one repeated key"
+    for i in (0, 1, 499, 501, 700, 1000, 1198):
+        assert app.get_job(ids[i]).payload == {"i": i}
+    assert app.get_job(held).payload == {"old": True}
+    assert counts(app) == (1 + 1200 - 2, 0, 0)
+
+
 def test_enqueue_many_repeating_a_key_in_one_batch_makes_one_job(app: App) -> None:
     ids = app.enqueue_many(
         [{"task": "t", "idempotency_key": "same"}, {"task": "t", "idempotency_key": "same"}]

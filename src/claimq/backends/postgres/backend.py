@@ -377,36 +377,69 @@ class PostgresBackend:
             "retry": _texts(j.retry_json for j in jobs),
         }
 
+    def enqueue_streaming(
+        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
+    ) -> list[int]:
+        """enqueue() for `count` jobs that are still being validated (an iterator that raises
+        InvalidInput on a bad one): COPY takes each chunk as it comes, so the server stores one
+        while the next is checked. A bad job anywhere aborts the COPY and its transaction, so
+        none of them is queued."""
+        if conn is not None:
+            if not isinstance(conn, psycopg.Connection):
+                raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
+            with conn.cursor(row_factory=dict_row) as cur:
+                return self._copy(cur, count, jobs, retention)
+        with self._conn() as own, own.transaction(), own.cursor() as cur:
+            return self._copy(cur, count, jobs, retention)
+
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
         plain = [j for j in jobs if j.idempotency_key is None]
+        if len(plain) >= COPY_THRESHOLD:
+            return self._copy(cur, len(jobs), iter(jobs), retention)
         plain_ids: Iterator[int] = iter(())
         if plain:
             # Keyed jobs create their queue only if they insert (insert_keyed_job).
-            names = sorted({j.queue for j in plain})
-            cur.execute(self._q.ensure_queues, {"names": names})
-            if len(plain) >= COPY_THRESHOLD:
-                plain_ids = iter(self._copy(cur, plain, names))
-            else:
-                query, params = self.enqueue_params(plain)
-                cur.execute(query, params)
-                plain_ids = iter([r["id"] for r in cur.fetchall()])
+            cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in plain})})
+            query, params = self.enqueue_params(plain)
+            cur.execute(query, params)
+            plain_ids = iter([r["id"] for r in cur.fetchall()])
         return [
             next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
             for j in jobs
         ]
 
-    def _copy(self, cur: Any, jobs: Sequence[NewJob], queues: list[str]) -> list[int]:
-        """Bulk insert with COPY: ids taken from the sequence first, one row each."""
-        cur.execute(self._q.allocate_ids, {"n": len(jobs)})
+    def _copy(self, cur: Any, count: int, jobs: Iterator[NewJob], retention: float) -> list[int]:
+        """Bulk insert with COPY: an id from the sequence for every position first (a keyed
+        job's goes unused: a gap), the un-keyed jobs copied in chunks, then the keyed ones
+        inserted one by one. The ids come back in the jobs' order."""
+        cur.execute(self._q.allocate_ids, {"n": count})
         head = cur.fetchone()
-        now, ids = head["now"], head["ids"]
+        now, ids = head["now"], list(head["ids"])
+        keyed: list[tuple[int, NewJob]] = []
+        queues: set[str] = set()
+        chunk: list[NewJob] = []
+        chunk_ids: list[int] = []
         with cur.copy(self._q.copy_jobs) as copy:
-            # In chunks: the server stores one while the next is built.
-            for start in range(0, len(jobs), COPY_CHUNK):
-                end = start + COPY_CHUNK
-                copy.write(_copy_text(ids[start:end], jobs[start:end], now))
-        cur.execute(self._q.notify_queues, {"names": queues})
-        return list(ids)
+            for position, job in enumerate(jobs):
+                if job.idempotency_key is not None:
+                    keyed.append((position, job))
+                    continue
+                queues.add(job.queue)
+                chunk.append(job)
+                chunk_ids.append(ids[position])
+                if len(chunk) == COPY_CHUNK:
+                    copy.write(_copy_text(chunk_ids, chunk, now))
+                    chunk, chunk_ids = [], []
+            if chunk:
+                copy.write(_copy_text(chunk_ids, chunk, now))
+        if queues:
+            # No foreign key ties jobs to queues: their rows may follow in the same transaction.
+            names = sorted(queues)
+            cur.execute(self._q.ensure_queues, {"names": names})
+            cur.execute(self._q.notify_queues, {"names": names})
+        for position, job in keyed:
+            ids[position] = self._insert_keyed(cur, job, retention)
+        return ids
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
         params = {
