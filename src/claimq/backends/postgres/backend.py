@@ -72,11 +72,11 @@ def _settle_params(
     if not done and not wanted:
         return None
     params = _complete_params(done)
-    params.update(worker_id=None, queues=None, limit=0, lease=None, start=False, limited=[])
+    params.update(worker_id=None, queues=None, limit=0, lease=None, start=False, limited="{}")
     if claim is not None and wanted:
         params.update(worker_id=claim.worker_id, limit=claim.limit, lease=claim.lease,
                       start=claim.start,
-                      queues=None if claim.queues is None else list(claim.queues))
+                      queues=None if claim.queues is None else _texts(claim.queues))
     return params
 
 
@@ -213,8 +213,9 @@ def _token(token: str) -> str:
 
 def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
     return {
-        "ids": _numbers(d.id for d in done),
-        "tokens": _texts(_token(d.token) for d in done),
+        "ids": "{" + ",".join([str(d.id) for d in done]) + "}",
+        # _token gives a UUID's text: hex digits and dashes, nothing to quote
+        "tokens": "{" + ",".join([_token(d.token) for d in done]) + "}",
         "results": _texts(d.result_json for d in done),
     }
 
@@ -260,7 +261,7 @@ class PostgresBackend:
         self.url = url
         self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
         self.channel = f"{self.schema}_jobs"
-        self._limited: dict[tuple[str, ...] | None, tuple[bool, float]] = {}
+        self._limited: dict[str | None, tuple[bool, float]] = {}  # by queues' array literal
         self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, str] = {}
@@ -516,7 +517,7 @@ class PostgresBackend:
         else:
             with conn.transaction():
                 locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
-                params["limited"] = [r["name"] for r in locked]
+                params["limited"] = _texts(r["name"] for r in locked)
                 rows = cur.execute(sql, params).fetchall()
         return _settle_result(rows, claim)
 
@@ -570,7 +571,7 @@ class PostgresBackend:
             else:
                 async with conn.transaction():
                     cur = await conn.execute(self._q.lock_limited_queues, params)
-                    params["limited"] = [r["name"] for r in await cur.fetchall()]
+                    params["limited"] = _texts(r["name"] for r in await cur.fetchall())
                     rows = await (await acur.execute(sql, params)).fetchall()
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
@@ -601,14 +602,12 @@ class PostgresBackend:
             known = self._limited_learned(key, bool(row["found"]))
         return known
 
-    def _limited_known(
-        self, params: dict[str, Any]
-    ) -> tuple[tuple[str, ...] | None, bool | None]:
-        key = None if params["queues"] is None else tuple(params["queues"])
+    def _limited_known(self, params: dict[str, Any]) -> tuple[str | None, bool | None]:
+        key = params["queues"]
         known = self._limited.get(key)
         return key, None if known is None or known[1] < time.monotonic() else known[0]
 
-    def _limited_learned(self, key: tuple[str, ...] | None, found: bool) -> bool:
+    def _limited_learned(self, key: str | None, found: bool) -> bool:
         self._limited[key] = (found, time.monotonic() + LIMITED_RECHECK)
         return found
 
