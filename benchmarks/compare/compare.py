@@ -13,7 +13,7 @@ What it does (see README.md beside this file):
    peers.py), and the raw-SQL limit: pgbench running claimq's own claim, start and complete
    statements at claimq's batch size (4 clients), plus a claim + token-guarded delete variant.
    Then huey (SqliteHuey) against claimq on SQLite with 1, 2 and 3 worker processes.
-4. Writes benchmarks/results/<date>-compare.json (every run, medians, min-max, versions,
+4. Writes benchmarks/results/<date>-<HHMM>-compare.json (every run, medians, min-max, versions,
    settings, machine, the command) and benchmarks/results/latest.md, and puts the table into
    README.md.
 
@@ -487,12 +487,33 @@ def main() -> int:
                         "failed_runs": sum(1 for r in mine if not r["ok"])}
 
     def med(key: str, what: str) -> float | None:
-        return summary.get(key, {}).get(what, {}).get("median")
+        value: float | None = summary.get(key, {}).get(what, {}).get("median")
+        return value
+
+    def paired(a_key: str, b_key: str, what: str) -> float | None:
+        """Median over the repetitions of a/b within each one: the two ran minutes apart at
+        most, so a drift of the machine's speed over the run cancels out."""
+        by_rep: dict[int, dict[str, float]] = {}
+        for r in runs:
+            if r["ok"] and r.get(what):
+                by_rep.setdefault(r["rep"], {})[r["system"]] = r[what]
+        values = [m[a_key] / m[b_key] for m in by_rep.values() if a_key in m and b_key in m]
+        return float(statistics.median(values)) if values else None
+
+    def paired_text(a_key: str, b_key: str, what: str, pct: bool = False) -> str:
+        value = paired(a_key, b_key, what)
+        return ratio(value, 1.0, pct=pct)
 
     ratios = {
         "claimq / pgqueuer, drain": ratio(med("claimq", "drain"), med("pgqueuer", "drain")),
         "claimq / pgqueuer, bulk enqueue": ratio(med("claimq", "enqueue"),
                                                  med("pgqueuer", "enqueue")),
+        "claimq / pgqueuer, drain, median of the per-repetition ratios":
+            paired_text("claimq", "pgqueuer", "drain"),
+        "claimq / pgqueuer, bulk enqueue, median of the per-repetition ratios":
+            paired_text("claimq", "pgqueuer", "enqueue"),
+        f"claimq drain as % of the one-client raw SQL, median of the per-repetition ratios "
+        f"(batch {batch})": paired_text("claimq", "raw_sql_serial", "drain", pct=True),
         f"claimq drain as % of the raw-SQL limit (claimq's statements, batch {batch})":
             ratio(med("claimq", "drain"), med("raw_sql", "drain"), pct=True),
         f"claimq drain as % of the one-client raw SQL (claimq's statements, batch {batch})":
@@ -506,7 +527,7 @@ def main() -> int:
     date = started_at.strftime("%Y-%m-%d")
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = out_dir / f"{date}-compare.json"
+    json_path = out_dir / f"{date}-{started_at.strftime('%H%M')}-compare.json"
     report = {
         "date": started_at.isoformat(timespec="seconds"),
         "duration_s": round((dt.datetime.now(dt.UTC) - started_at).total_seconds(), 1),
