@@ -18,7 +18,6 @@ from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.task import Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
-STREAM_FROM = 200  # jobs in one enqueue_many from which PostgreSQL checks them as it copies
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -195,14 +194,13 @@ class App:
             )
             for j in items
         )
-        streaming = getattr(self.backend, "enqueue_streaming", None)
-        if streaming is not None and len(items) >= STREAM_FROM:
-            # Checked while the database stores the chunks before (PostgreSQL's COPY).
-            return streaming(len(items), specs, self.idempotency_retention, conn)  # type: ignore[no-any-return]
-        checked = list(specs)
-        if not checked:
+        if not items:
             return []
-        return self.backend.enqueue(checked, self.idempotency_retention, conn)
+        streaming = getattr(self.backend, "enqueue_streaming", None)
+        if streaming is not None:
+            # PostgreSQL checks a large batch while COPY stores the chunks before.
+            return streaming(len(items), specs, self.idempotency_retention, conn)  # type: ignore[no-any-return]
+        return self.backend.enqueue(list(specs), self.idempotency_retention, conn)
 
     async def aenqueue(
         self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any

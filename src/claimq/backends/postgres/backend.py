@@ -211,11 +211,16 @@ def _token(token: str) -> str:
     return token if isinstance(token, str) and _UUID_RE.match(token) else _NO_TOKEN
 
 
+def _tokens(tokens: Iterable[str]) -> str:
+    """Claim tokens as a uuid[] literal: each is UUID text (hex digits and dashes) after _token,
+    so nothing needs quoting."""
+    return "{" + ",".join([_token(t) for t in tokens]) + "}"
+
+
 def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
     return {
         "ids": "{" + ",".join([str(d.id) for d in done]) + "}",
-        # _token gives a UUID's text: hex digits and dashes, nothing to quote
-        "tokens": "{" + ",".join([_token(d.token) for d in done]) + "}",
+        "tokens": _tokens(d.token for d in done),
         "results": _texts(d.result_json for d in done),
     }
 
@@ -223,7 +228,7 @@ def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
 def _fail_params(failures: Sequence[Failure]) -> dict[str, Any]:
     return {
         "ids": _numbers(f.id for f in failures),
-        "tokens": _texts(_token(f.token) for f in failures),
+        "tokens": _tokens(f.token for f in failures),
         "errors": _texts(json.dumps(f.error) for f in failures),
         "delays": _numbers(f.delay for f in failures),
         "reasons": _texts(f.reason for f in failures),
@@ -234,7 +239,7 @@ def _fail_params(failures: Sequence[Failure]) -> dict[str, Any]:
 def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
     return {
         "ids": _numbers(o.id for o in owned),
-        "tokens": _texts(_token(o.token) for o in owned),
+        "tokens": _tokens(o.token for o in owned),
     }
 
 
@@ -355,13 +360,32 @@ class PostgresBackend:
     # -- enqueue -------------------------------------------------------------------------------
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]:
+        with self._writing(conn) as cur:
+            return self._insert(cur, jobs, retention)
+
+    def enqueue_streaming(
+        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
+    ) -> list[int]:
+        """enqueue() for `count` jobs that are still being validated (an iterator that raises
+        InvalidInput on a bad one). From COPY_THRESHOLD jobs on, COPY takes each chunk as it
+        comes, so the server stores one while the next is checked; a bad job anywhere aborts
+        the COPY and its transaction, so none of them is queued. Fewer are checked first."""
+        if count < COPY_THRESHOLD:
+            return self.enqueue(list(jobs), retention, conn)
+        with self._writing(conn) as cur:
+            return self._copy(cur, count, jobs, retention)
+
+    @contextmanager
+    def _writing(self, conn: Any) -> Iterator[Any]:
+        """A cursor in the caller's transaction on `conn`, else in one of our own."""
         if conn is not None:
             if not isinstance(conn, psycopg.Connection):
                 raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
             with conn.cursor(row_factory=dict_row) as cur:
-                return self._insert(cur, jobs, retention)
+                yield cur
+            return
         with self._conn() as own, own.transaction(), own.cursor() as cur:
-            return self._insert(cur, jobs, retention)
+            yield cur
 
     def enqueue_params(self, jobs: Sequence[NewJob]) -> tuple[str, dict[str, Any]]:
         """The statement and parameters that insert un-keyed jobs (shared with async enqueue)."""
@@ -377,21 +401,6 @@ class PostgresBackend:
             "timeout_seconds": _numbers(j.timeout for j in jobs),
             "retry": _texts(j.retry_json for j in jobs),
         }
-
-    def enqueue_streaming(
-        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
-    ) -> list[int]:
-        """enqueue() for `count` jobs that are still being validated (an iterator that raises
-        InvalidInput on a bad one): COPY takes each chunk as it comes, so the server stores one
-        while the next is checked. A bad job anywhere aborts the COPY and its transaction, so
-        none of them is queued."""
-        if conn is not None:
-            if not isinstance(conn, psycopg.Connection):
-                raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
-            with conn.cursor(row_factory=dict_row) as cur:
-                return self._copy(cur, count, jobs, retention)
-        with self._conn() as own, own.transaction(), own.cursor() as cur:
-            return self._copy(cur, count, jobs, retention)
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
         plain = [j for j in jobs if j.idempotency_key is None]
