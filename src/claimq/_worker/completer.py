@@ -72,7 +72,7 @@ async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
     for o in batch:
         rt.state.forget(o.flight.job.id)
     if settled is not None:
-        rt.state.count("completed", len(settled.completed))
+        rt.state.completed(len(settled.completed))
         rt.state.count("retried", len(settled.failed.retried))
         rt.state.count("dead", len(settled.failed.dead))
         if settled.claimed:

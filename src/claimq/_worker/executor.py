@@ -123,7 +123,7 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
             # eventual result is ignored.
             result = await asyncio.get_running_loop().run_in_executor(rt.handler_pool, call)
         if flight.completed_by_handler:
-            rt.state.count("completed")
+            rt.state.completed()
             rt.state.forget(job.id)
             return
         try:

@@ -47,6 +47,7 @@ class WorkerState:
     handler_done: asyncio.Event = field(default_factory=asyncio.Event)
     counters: dict[str, int] = field(default_factory=dict)
     reserved: int = 0  # slots promised to a claim that is still on its way
+    last_completed_at: float = 0.0  # monotonic: when the latest completion was written
 
     @property
     def free(self) -> int:
@@ -64,6 +65,11 @@ class WorkerState:
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + n
+
+    def completed(self, n: int = 1) -> None:
+        if n:  # stamped first: whoever sees the new count sees its time
+            self.last_completed_at = time.monotonic()
+        self.count("completed", n)
 
     def finish(self, flight: InFlight) -> None:
         # Not slots_free: the completer claims for these slots when it writes the outcome.

@@ -39,6 +39,8 @@ try:
     from psycopg.rows import dict_row, tuple_row
     from psycopg.types.json import set_json_loads
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+    from claimq.backends.postgres._wire import Statement
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ClaimqError(
         "PostgreSQL support needs the postgres extra: pip install 'claimq[postgres]'"
@@ -270,6 +272,7 @@ class PostgresBackend:
         self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, str] = {}
+        self._settle_statements: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, AsyncConnectionPool[Any]] = {}
         self._pool = ConnectionPool(
             self.conninfo,
@@ -573,15 +576,14 @@ class PostgresBackend:
             params = _settle_params(done, claim)
             if params is None:
                 return _settled(set(), failed, failures, [])
-            acur = conn.cursor(row_factory=tuple_row)
-            sql = self._settle_sql(params["limit"])
+            statement = self._settle_statement(params["limit"])
             if not params["limit"] or not await self._limited_queues_async(conn, params):
-                rows = await (await acur.execute(sql, params)).fetchall()
+                rows = await statement.rows(conn, params)
             else:
                 async with conn.transaction():
                     cur = await conn.execute(self._q.lock_limited_queues, params)
                     params["limited"] = _texts(r["name"] for r in await cur.fetchall())
-                    rows = await (await acur.execute(sql, params)).fetchall()
+                    rows = await statement.rows(conn, params)
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
 
@@ -595,6 +597,14 @@ class PostgresBackend:
             if len(self._settle_by_limit) < 64:
                 self._settle_by_limit[limit] = sql
         return sql
+
+    def _settle_statement(self, limit: int) -> Statement:
+        statement = self._settle_statements.get(limit)
+        if statement is None:
+            statement = Statement(self._settle_sql(limit))
+            if len(self._settle_statements) < 64:
+                self._settle_statements[limit] = statement
+        return statement
 
     def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second."""

@@ -1,0 +1,144 @@
+"""The worker's settle statement straight through libpq, on a pooled AsyncConnection.
+
+psycopg's cursor layer (query conversion, its prepare manager, the connection lock, a timer and
+a reader registration per wait, the result bookkeeping) cost about as much CPU per batch as
+decoding the rows it returns. The hot path runs one statement over and over, so it is prepared
+once per connection under its own name and then sent with psycopg's libpq wrapper (`pq`), and
+its rows are decoded by psycopg's own Transformer (the same loaders, JSON and time zone
+included). Everything else keeps psycopg's cursors.
+
+A connection given back to the pool in the middle of an exchange (cancelled, or the socket
+failed) still has its query in flight: libpq reports it ACTIVE and the pool discards it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg import errors, pq
+from psycopg.adapt import Transformer
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+# Errors after which the statement is prepared again (once) rather than failed: the server
+# lost it (a pooler in between, DISCARD ALL) or the tables it reads changed shape.
+_REPREPARE = {"26000", "0A000"}
+
+
+class Statement:
+    """One query with %(name)s placeholders, as a named server-side prepared statement."""
+
+    def __init__(self, sql: str) -> None:
+        names: list[str] = []
+
+        def number(m: re.Match[str]) -> str:
+            if m.group(1) not in names:
+                names.append(m.group(1))
+            return f"${names.index(m.group(1)) + 1}"
+
+        text = _PLACEHOLDER.sub(number, sql)
+        self.sql = text.encode()
+        self.names = tuple(names)
+        self.name = b"claimq_" + hashlib.sha1(self.sql).hexdigest()[:20].encode()
+
+    async def rows(
+        self, conn: psycopg.AsyncConnection[Any], params: dict[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        """Runs the statement with `params` (autocommit: one implicit transaction) and
+        returns its rows as tuples."""
+        state = _state(conn)
+        values = [_text(params[n], state.encoding) for n in self.names]
+        for attempt in (1, 2):
+            if self.name not in state.prepared:
+                conn.pgconn.send_prepare(self.name, self.sql)
+                _check(await _result(conn.pgconn), state.encoding, pq.ExecStatus.COMMAND_OK)
+                state.prepared.add(self.name)
+            conn.pgconn.send_query_prepared(self.name, values)
+            result = await _result(conn.pgconn)
+            if result.status != pq.ExecStatus.TUPLES_OK and attempt == 1:
+                code = result.error_field(pq.DiagnosticField.SQLSTATE) or b""
+                if code.decode() in _REPREPARE:
+                    state.prepared.discard(self.name)
+                    continue
+            _check(result, state.encoding, pq.ExecStatus.TUPLES_OK)
+            state.loader.set_pgresult(result)
+            return state.loader.load_rows(0, result.ntuples, tuple)  # type: ignore[no-any-return]
+        raise AssertionError("unreachable")
+
+
+@dataclass(eq=False)
+class _ConnState:
+    loader: Any  # a Transformer bound to the connection's adapters (its JSON loads, its zone)
+    encoding: str
+    prepared: set[bytes] = field(default_factory=set)
+
+
+_states: weakref.WeakKeyDictionary[Any, _ConnState] = weakref.WeakKeyDictionary()
+
+
+def _state(conn: psycopg.AsyncConnection[Any]) -> _ConnState:
+    # Keyed by the libpq connection: a reconnect is a new one, with nothing prepared.
+    state = _states.get(conn.pgconn)
+    if state is None:
+        state = _states[conn.pgconn] = _ConnState(Transformer(conn), conn.info.encoding)
+    return state
+
+
+def _text(value: Any, encoding: str) -> bytes | None:
+    """A parameter in PostgreSQL's text format; the statement's casts give its type."""
+    if value is None:
+        return None
+    if value is True or value is False:
+        return b"t" if value else b"f"
+    return str(value).encode(encoding)
+
+
+def _check(result: Any, encoding: str, wanted: pq.ExecStatus) -> None:
+    if result.status != wanted:
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            raise errors.error_from_result(result, encoding=encoding)
+        raise psycopg.InterfaceError(f"unexpected result status {result.status!r}")
+
+
+async def _result(pgconn: Any) -> Any:
+    """Sends what is queued, then waits for the command's results; returns the last one."""
+    loop = asyncio.get_running_loop()
+    fd = pgconn.socket
+    while pgconn.flush():  # the send buffer is full: wait until the socket takes more
+        await _ready(loop, fd, write=True)
+    last = None
+    while True:
+        pgconn.consume_input()
+        while not pgconn.is_busy():
+            result = pgconn.get_result()
+            if result is None:
+                if last is None:
+                    raise psycopg.InterfaceError("the server sent no result")
+                return last
+            last = result
+        await _ready(loop, fd, write=False)
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, write: bool) -> None:
+    future = loop.create_future()
+
+    def wake() -> None:
+        if not future.done():
+            future.set_result(None)
+
+    if write:
+        loop.add_writer(fd, wake)
+    else:
+        loop.add_reader(fd, wake)
+    try:
+        await future
+    finally:
+        if write:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)

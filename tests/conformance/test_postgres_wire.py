@@ -1,0 +1,143 @@
+"""The settle statement's libpq path (backends/postgres/_wire.py) on a real server: parameters
+and rows as psycopg's cursors would give them, server errors as psycopg's exception classes,
+a statement the server lost prepared again, and a connection abandoned mid-exchange never
+handed out again."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.postgres
+
+psycopg = pytest.importorskip("psycopg")
+
+from claimq.backends.postgres._wire import Statement  # noqa: E402
+from claimq.backends.postgres.backend import _configure_async  # noqa: E402
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_placeholders_numbered_once_each() -> None:
+    s = Statement("SELECT %(a)s::int, %(b)s::text, %(a)s::int + 1")
+    assert s.names == ("a", "b")
+    assert s.sql == b"SELECT $1::int, $2::text, $1::int + 1"
+    assert s.name == Statement("SELECT %(a)s::int, %(b)s::text, %(a)s::int + 1").name
+    assert s.name != Statement("SELECT %(a)s::int").name
+
+
+def test_rows_decode_like_psycopg(pg_base_url: str) -> None:
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+        await _configure_async(c)
+        try:
+            s = Statement(
+                "SELECT %(n)s::bigint AS n, %(t)s::text AS t, %(b)s::boolean AS b, "
+                "%(j)s::jsonb AS j, %(arr)s::text[] AS arr, %(none)s::int AS none, "
+                "'2026-01-02 03:04:05+02'::timestamptz AS ts, g "
+                "FROM generate_series(1, 3) g"
+            )
+            params = {"n": 7, "t": "grüße ☃", "b": False, "j": '{"k": [1, 2]}',
+                      "arr": '{"a b",c}', "none": None}
+            rows = await s.rows(c, params)
+            expected = await (await c.cursor(row_factory=psycopg.rows.tuple_row).execute(
+                "SELECT %(n)s::bigint, %(t)s::text, %(b)s::boolean, %(j)s::jsonb, "
+                "%(arr)s::text[], %(none)s::int, "
+                "'2026-01-02 03:04:05+02'::timestamptz, g FROM generate_series(1, 3) g",
+                params)).fetchall()
+            assert rows == expected
+            assert rows[0][:6] == (7, "grüße ☃", False, {"k": [1, 2]}, ["a b", "c"], None)
+            assert rows[0][6].utcoffset().total_seconds() == 0  # the connection's zone: UTC
+            assert [r[7] for r in rows] == [1, 2, 3]
+            # Prepared once: the second run does not prepare again.
+            prepared = await (await c.execute(
+                "SELECT count(*) AS n FROM pg_prepared_statements WHERE name = %s",
+                (s.name.decode(),))).fetchone()
+            assert prepared[0] == 1
+            assert (await s.rows(c, params)) == expected
+        finally:
+            await c.close()
+
+    run(go())
+
+
+def test_server_error_is_psycopgs_class_and_connection_stays_usable(pg_base_url: str) -> None:
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+        try:
+            s = Statement("SELECT 1 / %(d)s::int AS q")
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                await s.rows(c, {"d": 0})
+            assert await s.rows(c, {"d": 1}) == [(1,)]
+            bad = Statement("SELECT no_such_column FROM pg_class WHERE relname = %(x)s")
+            with pytest.raises(psycopg.errors.UndefinedColumn):
+                await bad.rows(c, {"x": "x"})
+            assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        finally:
+            await c.close()
+
+    run(go())
+
+
+def test_statement_lost_by_the_server_is_prepared_again(pg_base_url: str) -> None:
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+        try:
+            s = Statement("SELECT %(x)s::int * 2")
+            assert await s.rows(c, {"x": 2}) == [(4,)]
+            await c.execute("DEALLOCATE ALL")  # as DISCARD ALL or a pooler would
+            assert await s.rows(c, {"x": 3}) == [(6,)]
+        finally:
+            await c.close()
+
+    run(go())
+
+
+def test_missing_parameter_is_an_error_before_anything_is_sent(pg_base_url: str) -> None:
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+        try:
+            with pytest.raises(KeyError):
+                await Statement("SELECT %(x)s::int").rows(c, {})
+            assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        finally:
+            await c.close()
+
+    run(go())
+
+
+def test_cancelled_mid_statement_connection_is_not_reused(pg_base_url: str) -> None:
+    """A caller cancelled while its statement runs gives back a connection with a query in
+    flight: the pool must throw it away, and the next caller gets a working one."""
+    from psycopg_pool import AsyncConnectionPool
+
+    async def go() -> None:
+        pool = AsyncConnectionPool(pg_base_url, min_size=1, max_size=1, open=False,
+                                   kwargs={"autocommit": True})
+        await pool.open(wait=True)
+        try:
+            async with pool.connection() as c:
+                first_pid = c.pgconn.backend_pid
+            slow = Statement("SELECT pg_sleep(%(s)s::float8)")
+
+            async def use() -> None:
+                async with pool.connection() as c:
+                    await slow.rows(c, {"s": 30})
+
+            task = asyncio.create_task(use())
+            await asyncio.sleep(0.5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            async with pool.connection() as c:
+                rows = await Statement("SELECT %(x)s::int + 1").rows(c, {"x": 1})
+                assert rows == [(2,)]
+                assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+                assert c.pgconn.backend_pid != first_pid  # a new connection, not the busy one
+        finally:
+            await pool.close()
+    run(go())
