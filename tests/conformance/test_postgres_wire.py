@@ -141,3 +141,69 @@ def test_cancelled_mid_statement_connection_is_not_reused(pg_base_url: str) -> N
         finally:
             await pool.close()
     run(go())
+
+
+def _kept(pg_base_url: str, keep: int = 2) -> Any:
+    from psycopg_pool import AsyncConnectionPool
+
+    from claimq.backends.postgres._wire import KeptConnections
+
+    pool = AsyncConnectionPool(pg_base_url, min_size=1, max_size=2, open=False,
+                               kwargs={"autocommit": True})
+    return KeptConnections(pool, keep=keep)
+
+
+def test_kept_connection_is_reused_without_going_back_to_the_pool(pg_base_url: str) -> None:
+    async def go() -> None:
+        kept = _kept(pg_base_url)
+        await kept.pool.open(wait=True)
+        try:
+            async with kept.connection() as c:
+                pid = c.pgconn.backend_pid
+            assert kept.pool.get_stats()["pool_available"] == 0  # still ours
+            async with kept.connection() as c:
+                assert c.pgconn.backend_pid == pid
+        finally:
+            await kept.close()
+        assert kept.pool.closed
+
+    run(go())
+
+
+def test_connection_left_in_a_transaction_or_failed_goes_back(pg_base_url: str) -> None:
+    """Only an idle connection is kept: one left inside a transaction goes back to the pool,
+    which rolls it back; one whose use raised goes back too, and a dead one is replaced."""
+    async def go() -> None:
+        kept = _kept(pg_base_url)
+        await kept.pool.open(wait=True)
+        try:
+            async with kept.connection() as c:
+                await c.execute("BEGIN")
+                await c.execute("CREATE TEMP TABLE wire_left_open (x int)")
+            assert kept.pool.get_stats()["pool_available"] >= 1
+            async with kept.connection() as c:
+                assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+                rows = await Statement(
+                    "SELECT count(*) FROM pg_tables WHERE tablename = %(t)s").rows(
+                    c, {"t": "wire_left_open"})
+                assert rows == [(0,)]  # rolled back, not carried into the next use
+                victim = c.pgconn.backend_pid
+            with psycopg.connect(pg_base_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (victim,))
+            with pytest.raises(psycopg.OperationalError):
+                async with kept.connection() as c:
+                    assert c.pgconn.backend_pid == victim
+                    await Statement("SELECT %(x)s::int").rows(c, {"x": 1})
+            for _ in range(100):  # the pool replaces the dead connection in the background
+                try:
+                    async with kept.connection() as c:
+                        rows = await Statement("SELECT %(x)s::int").rows(c, {"x": 5})
+                    break
+                except psycopg.OperationalError:
+                    await asyncio.sleep(0.05)
+            assert rows == [(5,)]
+            assert c.pgconn.backend_pid != victim
+        finally:
+            await kept.close()
+
+    run(go())

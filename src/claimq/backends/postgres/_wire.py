@@ -16,18 +16,66 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import time
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 from psycopg import errors, pq
 from psycopg.adapt import Transformer
+from psycopg_pool import AsyncConnectionPool
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 # Errors after which the statement is prepared again (once) rather than failed: the server
 # lost it (a pooler in between, DISCARD ALL) or the tables it reads changed shape.
 _REPREPARE = {"26000", "0A000"}
+
+
+HOLD_AT_MOST = 60.0  # seconds a kept connection stays out of its pool (max_lifetime, checks)
+
+
+class KeptConnections:
+    """A pool's connections kept out of it between one batch and the next: the worker runs a
+    statement every few milliseconds, and a pool's checkout and return (its locks, its state
+    checks, a commit) cost about as much as the statement's own bookkeeping. A connection goes
+    back to the pool after HOLD_AT_MOST, and at once when a use of it fails or leaves it in any
+    state but idle (the pool then checks, resets or replaces it)."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any], keep: int) -> None:
+        self.pool = pool
+        self.keep = keep
+        self._idle: list[tuple[psycopg.AsyncConnection[Any], float]] = []
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        if self._idle:
+            conn, since = self._idle.pop()
+        else:
+            conn, since = await self.pool.getconn(), time.monotonic()
+        try:
+            yield conn
+        except BaseException:
+            await self._give_back(conn)
+            raise
+        if (conn.pgconn.transaction_status == pq.TransactionStatus.IDLE
+                and len(self._idle) < self.keep
+                and time.monotonic() - since < HOLD_AT_MOST):
+            self._idle.append((conn, since))
+        else:
+            await self._give_back(conn)
+
+    async def _give_back(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await self.pool.putconn(conn)
+
+    async def close(self) -> None:
+        """Gives every kept connection back, then closes the pool."""
+        idle, self._idle = self._idle, []
+        for conn, _ in idle:
+            await self.pool.putconn(conn)
+        await self.pool.close()
 
 
 class Statement:
@@ -58,7 +106,7 @@ class Statement:
                 conn.pgconn.send_prepare(self.name, self.sql)
                 _check(await _result(conn.pgconn), state.encoding, pq.ExecStatus.COMMAND_OK)
                 state.prepared.add(self.name)
-            conn.pgconn.send_query_prepared(self.name, values)
+            conn.pgconn.send_query_prepared(self.name, values, result_format=pq.Format.BINARY)
             result = await _result(conn.pgconn)
             if result.status != pq.ExecStatus.TUPLES_OK and attempt == 1:
                 code = result.error_field(pq.DiagnosticField.SQLSTATE) or b""

@@ -66,10 +66,12 @@ claimed AS (
     -- hash the whole table to join a few rows; this keeps it to primary-key lookups.
     WHERE j.id = ANY(ARRAY(SELECT id FROM candidates)) AND j.id = c.id
     -- Only what the caller does not know already: status and worker are its own, started_at
-    -- and heartbeat_at equal updated_at (now()) when started. Fewer timestamps to parse.
+    -- and heartbeat_at equal updated_at (now()) when started. Fewer timestamps to parse, and
+    -- no history to decode for a first attempt (NULL for an empty one).
     RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority,
               j.attempts, j.max_attempts, j.claim_token::text AS claim_token, j.lease_until,
-              j.updated_at, j.run_at, j.created_at, j.errors, j.timeout_seconds, j.retry
+              j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
+              j.timeout_seconds, j.retry
 )
 -- Always one row: the completed ids, then the claimed job (all NULL when none was claimed).
 -- Read by position in backend.py (_claimed_job): keep the two in step.
