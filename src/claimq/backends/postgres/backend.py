@@ -86,7 +86,7 @@ def _settle_result(
     rows: list[tuple[Any, ...]], claim: ClaimRequest | None
 ) -> tuple[set[int], list[Job]]:
     """settle.sql's rows: the completed ids, and the claimed jobs in claim order."""
-    completed = set(rows[0][0] or ())
+    completed = set(next((r[0] for r in rows if r[0] is not None), ()))
     if claim is None or rows[0][1] is None:
         return completed, []
     jobs = [_claimed_job(r, claim) for r in rows]
