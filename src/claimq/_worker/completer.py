@@ -53,14 +53,30 @@ async def complete_loop(rt: Runtime) -> None:
             rt.outcomes_ready.clear()
             await rt.outcomes_ready.wait()
             continue
-        batch, rt.outcomes[:] = rt.outcomes[:MAX_BATCH], rt.outcomes[MAX_BATCH:]
-        rt.writes += 1
-        task = asyncio.create_task(write_batch(rt, batch))
+        task = asyncio.create_task(write_batches(rt, _take(rt)))
         writing.add(task)
         task.add_done_callback(written)
 
 
+def _take(rt: Runtime) -> list[Outcome]:
+    batch, rt.outcomes[:] = rt.outcomes[:MAX_BATCH], rt.outcomes[MAX_BATCH:]
+    rt.writes += 1
+    return batch
+
+
+async def write_batches(rt: Runtime, batch: list[Outcome]) -> None:
+    """Writes `batch`, then whatever outcomes are waiting by then (often those of the jobs
+    this write claimed and started), until none is: one task for a run of batches, not one
+    task and two turns of the event loop each."""
+    while True:
+        await write_batch(rt, batch)
+        if not rt.outcomes:
+            return
+        batch = _take(rt)
+
+
 async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
+    """One batch (counted in rt.writes by whoever took it from rt.outcomes)."""
     wanted = 0
     try:
         await rt.recover_claims()  # only after a claim whose answer was lost
