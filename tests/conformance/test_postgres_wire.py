@@ -207,3 +207,43 @@ def test_connection_left_in_a_transaction_or_failed_goes_back(pg_base_url: str) 
             await kept.close()
 
     run(go())
+
+
+def test_statement_whose_table_changed_shape_is_prepared_again(pg_base_url: str) -> None:
+    """A migration that changes what the statement returns makes the server refuse the cached
+    plan (0A000); the statement is dropped and prepared again, not failed for good."""
+    table = "wire_shape_" + __import__("uuid").uuid4().hex[:8]
+
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+        try:
+            await c.execute(f"CREATE TABLE {table} (a int)")
+            await c.execute(f"INSERT INTO {table} VALUES (1)")
+            s = Statement(f"SELECT * FROM {table} WHERE a = %(a)s::int")
+            assert await s.rows(c, {"a": 1}) == [(1,)]
+            await c.execute(f"ALTER TABLE {table} ADD COLUMN b text DEFAULT 'x'")
+            assert await s.rows(c, {"a": 1}) == [(1, "x")]
+            assert await s.rows(c, {"a": 1}) == [(1, "x")]
+        finally:
+            await c.execute(f"DROP TABLE IF EXISTS {table}")
+            await c.close()
+
+    run(go())
+
+
+def test_statement_left_on_the_connection_is_replaced(pg_base_url: str) -> None:
+    """A connection may still hold the statement when its state says otherwise (an earlier
+    re-prepare failed inside an aborted transaction): preparing drops the old one first."""
+    from claimq.backends.postgres._wire import _state
+
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+        try:
+            s = Statement("SELECT %(x)s::int + 10")
+            assert await s.rows(c, {"x": 1}) == [(11,)]
+            _state(c).prepared.clear()  # forgets it; the server still has it
+            assert await s.rows(c, {"x": 2}) == [(12,)]
+        finally:
+            await c.close()
+
+    run(go())

@@ -29,9 +29,11 @@ from psycopg.adapt import Transformer
 from psycopg_pool import AsyncConnectionPool
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-# Errors after which the statement is prepared again (once) rather than failed: the server
-# lost it (a pooler in between, DISCARD ALL) or the tables it reads changed shape.
-_REPREPARE = {"26000", "0A000"}
+# Errors after which the statement is prepared again (once) rather than failed: the server lost
+# it (26000: a pooler in between, DISCARD ALL), or a table it reads changed shape (0A000: the
+# server keeps the statement but refuses its cached plan).
+_REPREPARE = (b"26000", b"0A000")
+_DUPLICATE = b"42P05"  # preparing a name the connection still has: a stale one, dropped first
 
 
 HOLD_AT_MOST = 60.0  # seconds a kept connection stays out of its pool (max_lifetime, checks)
@@ -103,20 +105,28 @@ class Statement:
         values = [_text(params[n], state.encoding) for n in self.names]
         for attempt in (1, 2):
             if self.name not in state.prepared:
-                conn.pgconn.send_prepare(self.name, self.sql)
-                _check(await _result(conn.pgconn), state.encoding, pq.ExecStatus.COMMAND_OK)
-                state.prepared.add(self.name)
+                await self._prepare(conn.pgconn, state)
             conn.pgconn.send_query_prepared(self.name, values, result_format=pq.Format.BINARY)
             result = await _result(conn.pgconn)
-            if result.status != pq.ExecStatus.TUPLES_OK and attempt == 1:
-                code = result.error_field(pq.DiagnosticField.SQLSTATE) or b""
-                if code.decode() in _REPREPARE:
-                    state.prepared.discard(self.name)
-                    continue
+            if (result.status != pq.ExecStatus.TUPLES_OK and attempt == 1
+                    and result.error_field(pq.DiagnosticField.SQLSTATE) in _REPREPARE):
+                state.prepared.discard(self.name)
+                continue
             _check(result, state.encoding, pq.ExecStatus.TUPLES_OK)
             state.loader.set_pgresult(result)
             return state.loader.load_rows(0, result.ntuples, tuple)  # type: ignore[no-any-return]
         raise AssertionError("unreachable")
+
+    async def _prepare(self, pgconn: Any, state: _ConnState) -> None:
+        pgconn.send_prepare(self.name, self.sql)
+        result = await _result(pgconn)
+        if result.error_field(pq.DiagnosticField.SQLSTATE) == _DUPLICATE:
+            pgconn.send_query(b"DEALLOCATE " + self.name)
+            _check(await _result(pgconn), state.encoding, pq.ExecStatus.COMMAND_OK)
+            pgconn.send_prepare(self.name, self.sql)
+            result = await _result(pgconn)
+        _check(result, state.encoding, pq.ExecStatus.COMMAND_OK)
+        state.prepared.add(self.name)
 
 
 @dataclass(eq=False)
