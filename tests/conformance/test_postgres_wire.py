@@ -6,6 +6,8 @@ handed out again."""
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -22,6 +24,19 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def on_connection(url: str, body: Callable[[Any], Awaitable[None]]) -> None:
+    """Runs `body` with an AsyncConnection set up as the worker's are (autocommit, UTC, JSON)."""
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        await _configure_async(c)
+        try:
+            await body(c)
+        finally:
+            await c.close()
+
+    run(go())
+
+
 def test_placeholders_numbered_once_each() -> None:
     s = Statement("SELECT %(a)s::int, %(b)s::text, %(a)s::int + 1")
     assert s.names == ("a", "b")
@@ -31,83 +46,66 @@ def test_placeholders_numbered_once_each() -> None:
 
 
 def test_rows_decode_like_psycopg(pg_base_url: str) -> None:
-    async def go() -> None:
-        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
-        await _configure_async(c)
-        try:
-            s = Statement(
-                "SELECT %(n)s::bigint AS n, %(t)s::text AS t, %(b)s::boolean AS b, "
-                "%(j)s::jsonb AS j, %(arr)s::text[] AS arr, %(none)s::int AS none, "
-                "'2026-01-02 03:04:05+02'::timestamptz AS ts, g "
-                "FROM generate_series(1, 3) g"
-            )
-            params = {"n": 7, "t": "grüße ☃", "b": False, "j": '{"k": [1, 2]}',
-                      "arr": '{"a b",c}', "none": None}
-            rows = await s.rows(c, params)
-            expected = await (await c.cursor(row_factory=psycopg.rows.tuple_row).execute(
-                "SELECT %(n)s::bigint, %(t)s::text, %(b)s::boolean, %(j)s::jsonb, "
-                "%(arr)s::text[], %(none)s::int, "
-                "'2026-01-02 03:04:05+02'::timestamptz, g FROM generate_series(1, 3) g",
-                params)).fetchall()
-            assert rows == expected
-            assert rows[0][:6] == (7, "grüße ☃", False, {"k": [1, 2]}, ["a b", "c"], None)
-            assert rows[0][6].utcoffset().total_seconds() == 0  # the connection's zone: UTC
-            assert [r[7] for r in rows] == [1, 2, 3]
-            # Prepared once: the second run does not prepare again.
-            prepared = await (await c.execute(
-                "SELECT count(*) AS n FROM pg_prepared_statements WHERE name = %s",
-                (s.name.decode(),))).fetchone()
-            assert prepared[0] == 1
-            assert (await s.rows(c, params)) == expected
-        finally:
-            await c.close()
+    async def body(c: Any) -> None:
+        s = Statement(
+            "SELECT %(n)s::bigint AS n, %(t)s::text AS t, %(b)s::boolean AS b, "
+            "%(j)s::jsonb AS j, %(arr)s::text[] AS arr, %(none)s::int AS none, "
+            "'2026-01-02 03:04:05+02'::timestamptz AS ts, g "
+            "FROM generate_series(1, 3) g"
+        )
+        params = {"n": 7, "t": "grüße ☃", "b": False, "j": '{"k": [1, 2]}',
+                  "arr": '{"a b",c}', "none": None}
+        rows = await s.rows(c, params)
+        expected = await (await c.cursor(row_factory=psycopg.rows.tuple_row).execute(
+            "SELECT %(n)s::bigint, %(t)s::text, %(b)s::boolean, %(j)s::jsonb, "
+            "%(arr)s::text[], %(none)s::int, "
+            "'2026-01-02 03:04:05+02'::timestamptz, g FROM generate_series(1, 3) g",
+            params)).fetchall()
+        assert rows == expected
+        assert rows[0][:6] == (7, "grüße ☃", False, {"k": [1, 2]}, ["a b", "c"], None)
+        assert rows[0][6].utcoffset().total_seconds() == 0  # the connection's zone: UTC
+        assert [r[7] for r in rows] == [1, 2, 3]
+        # Prepared once: the second run does not prepare again.
+        prepared = await (await c.execute(
+            "SELECT count(*) AS n FROM pg_prepared_statements WHERE name = %s",
+            (s.name.decode(),))).fetchone()
+        assert prepared[0] == 1
+        assert (await s.rows(c, params)) == expected
 
-    run(go())
+    on_connection(pg_base_url, body)
 
 
 def test_server_error_is_psycopgs_class_and_connection_stays_usable(pg_base_url: str) -> None:
-    async def go() -> None:
-        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
-        try:
-            s = Statement("SELECT 1 / %(d)s::int AS q")
-            with pytest.raises(psycopg.errors.DivisionByZero):
-                await s.rows(c, {"d": 0})
-            assert await s.rows(c, {"d": 1}) == [(1,)]
-            bad = Statement("SELECT no_such_column FROM pg_class WHERE relname = %(x)s")
-            with pytest.raises(psycopg.errors.UndefinedColumn):
-                await bad.rows(c, {"x": "x"})
-            assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        finally:
-            await c.close()
+    async def body(c: Any) -> None:
+        s = Statement("SELECT 1 / %(d)s::int AS q")
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await s.rows(c, {"d": 0})
+        assert await s.rows(c, {"d": 1}) == [(1,)]
+        bad = Statement("SELECT no_such_column FROM pg_class WHERE relname = %(x)s")
+        with pytest.raises(psycopg.errors.UndefinedColumn):
+            await bad.rows(c, {"x": "x"})
+        assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
-    run(go())
+    on_connection(pg_base_url, body)
 
 
 def test_statement_lost_by_the_server_is_prepared_again(pg_base_url: str) -> None:
-    async def go() -> None:
-        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
-        try:
-            s = Statement("SELECT %(x)s::int * 2")
-            assert await s.rows(c, {"x": 2}) == [(4,)]
-            await c.execute("DEALLOCATE ALL")  # as DISCARD ALL or a pooler would
-            assert await s.rows(c, {"x": 3}) == [(6,)]
-        finally:
-            await c.close()
+    async def body(c: Any) -> None:
+        s = Statement("SELECT %(x)s::int * 2")
+        assert await s.rows(c, {"x": 2}) == [(4,)]
+        await c.execute("DEALLOCATE ALL")  # as DISCARD ALL or a pooler would
+        assert await s.rows(c, {"x": 3}) == [(6,)]
 
-    run(go())
+    on_connection(pg_base_url, body)
 
 
 def test_missing_parameter_is_an_error_before_anything_is_sent(pg_base_url: str) -> None:
-    async def go() -> None:
-        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
-        try:
-            with pytest.raises(KeyError):
-                await Statement("SELECT %(x)s::int").rows(c, {})
-            assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        finally:
-            await c.close()
+    async def body(c: Any) -> None:
+        with pytest.raises(KeyError):
+            await Statement("SELECT %(x)s::int").rows(c, {})
+        assert c.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
-    run(go())
+    on_connection(pg_base_url, body)
 
 
 def test_cancelled_mid_statement_connection_is_not_reused(pg_base_url: str) -> None:
@@ -212,10 +210,9 @@ def test_connection_left_in_a_transaction_or_failed_goes_back(pg_base_url: str) 
 def test_statement_whose_table_changed_shape_is_prepared_again(pg_base_url: str) -> None:
     """A migration that changes what the statement returns makes the server refuse the cached
     plan (0A000); the statement is dropped and prepared again, not failed for good."""
-    table = "wire_shape_" + __import__("uuid").uuid4().hex[:8]
+    table = "wire_shape_" + uuid.uuid4().hex[:8]
 
-    async def go() -> None:
-        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
+    async def body(c: Any) -> None:
         try:
             await c.execute(f"CREATE TABLE {table} (a int)")
             await c.execute(f"INSERT INTO {table} VALUES (1)")
@@ -226,9 +223,8 @@ def test_statement_whose_table_changed_shape_is_prepared_again(pg_base_url: str)
             assert await s.rows(c, {"a": 1}) == [(1, "x")]
         finally:
             await c.execute(f"DROP TABLE IF EXISTS {table}")
-            await c.close()
 
-    run(go())
+    on_connection(pg_base_url, body)
 
 
 def test_statement_left_on_the_connection_is_replaced(pg_base_url: str) -> None:
@@ -236,14 +232,10 @@ def test_statement_left_on_the_connection_is_replaced(pg_base_url: str) -> None:
     re-prepare failed inside an aborted transaction): preparing drops the old one first."""
     from claimq.backends.postgres._wire import _state
 
-    async def go() -> None:
-        c = await psycopg.AsyncConnection.connect(pg_base_url, autocommit=True)
-        try:
-            s = Statement("SELECT %(x)s::int + 10")
-            assert await s.rows(c, {"x": 1}) == [(11,)]
-            _state(c).prepared.clear()  # forgets it; the server still has it
-            assert await s.rows(c, {"x": 2}) == [(12,)]
-        finally:
-            await c.close()
+    async def body(c: Any) -> None:
+        s = Statement("SELECT %(x)s::int + 10")
+        assert await s.rows(c, {"x": 1}) == [(11,)]
+        _state(c).prepared.clear()  # forgets it; the server still has it
+        assert await s.rows(c, {"x": 2}) == [(12,)]
 
-    run(go())
+    on_connection(pg_base_url, body)

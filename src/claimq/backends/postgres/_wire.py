@@ -60,17 +60,14 @@ class KeptConnections:
         try:
             yield conn
         except BaseException:
-            await self._give_back(conn)
+            await self.pool.putconn(conn)
             raise
         if (conn.pgconn.transaction_status == pq.TransactionStatus.IDLE
                 and len(self._idle) < self.keep
                 and time.monotonic() - since < HOLD_AT_MOST):
             self._idle.append((conn, since))
         else:
-            await self._give_back(conn)
-
-    async def _give_back(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        await self.pool.putconn(conn)
+            await self.pool.putconn(conn)
 
     async def close(self) -> None:
         """Gives every kept connection back, then closes the pool."""
@@ -91,8 +88,8 @@ class Statement:
                 names.append(m.group(1))
             return f"${names.index(m.group(1)) + 1}"
 
-        text = _PLACEHOLDER.sub(number, sql)
-        self.sql = text.encode()
+        self.query = sql  # as written, for psycopg's cursors
+        self.sql = _PLACEHOLDER.sub(number, sql).encode()
         self.names = tuple(names)
         self.name = b"claimq_" + hashlib.sha1(self.sql).hexdigest()[:20].encode()
 

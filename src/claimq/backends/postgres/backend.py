@@ -271,8 +271,7 @@ class PostgresBackend:
         self._limited: dict[str | None, tuple[bool, float]] = {}  # by queues' array literal
         self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
-        self._settle_by_limit: dict[int, str] = {}
-        self._settle_statements: dict[int, Statement] = {}
+        self._settle_by_limit: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
         self._pool = ConnectionPool(
             self.conninfo,
@@ -589,22 +588,18 @@ class PostgresBackend:
         return _settled(completed, failed, failures, jobs)
 
     def _settle_sql(self, limit: int) -> str:
-        """settle.sql with its claim's limit written in: a prepared statement's generic plan then
-        knows how many rows the claim takes, so PostgreSQL keeps it rather than planning each
-        batch anew (about 2 ms; it does so once statistics show many pending jobs)."""
-        sql = self._settle_by_limit.get(limit)
-        if sql is None:
-            sql = self._q.settle.replace("%(limit)s", str(int(limit)))
-            if len(self._settle_by_limit) < 64:
-                self._settle_by_limit[limit] = sql
-        return sql
+        return self._settle_statement(limit).query
 
     def _settle_statement(self, limit: int) -> Statement:
-        statement = self._settle_statements.get(limit)
+        """settle.sql with its claim's limit written in: a prepared statement's generic plan then
+        knows how many rows the claim takes, so PostgreSQL keeps it rather than planning each
+        batch anew (about 2 ms; it does so once statistics show many pending jobs). The sync
+        path runs its text (`query`) through psycopg, the async one prepares it itself."""
+        statement = self._settle_by_limit.get(limit)
         if statement is None:
-            statement = Statement(self._settle_sql(limit))
-            if len(self._settle_statements) < 64:
-                self._settle_statements[limit] = statement
+            statement = Statement(self._q.settle.replace("%(limit)s", str(int(limit))))
+            if len(self._settle_by_limit) < 64:
+                self._settle_by_limit[limit] = statement
         return statement
 
     def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
