@@ -1,10 +1,10 @@
-"""Paired A/B of claimq's drain: a git ref against the working tree, alternating, same database.
+"""Paired A/B of claimq (drain and bulk enqueue): a git ref against the working tree, alternating.
 
 This machine's speed drifts by up to 2x over minutes, so two runs far apart say little; runs
 taken back to back, A then B, and compared pairwise do. Each round runs `claimq.bench --mode burn`
 once with the ref's sources (a temporary git worktree on PYTHONPATH) and once with the working
 tree's, and the report gives the medians and the median of the per-round ratios B/A for drain
-jobs/s and for the worker's CPU per job.
+jobs/s, the worker's CPU per job and bulk enqueue jobs/s.
 
     .venv/bin/python benchmarks/ab.py --ref HEAD~1 --database postgresql://…/db --rounds 8
 """
@@ -23,15 +23,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def bench(src: Path, database: str, jobs: int, extra: list[str]) -> tuple[float, float]:
-    """(drain jobs/s, worker CPU µs per job) of one burn run with claimq from `src`."""
+def bench(src: Path, database: str, jobs: int, extra: list[str]) -> tuple[float, float, float]:
+    """(drain jobs/s, worker CPU µs per job, enqueue jobs/s) of one burn run with claimq from
+    `src`."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-m", "claimq.bench", "--mode", "burn", "--analyze", "--json",
            "--database", database, "--jobs", str(jobs), *extra]
     out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=env,
                                     cwd=tempfile.gettempdir()).stdout)
     cpu_ms = out["counters"].get("cpu_ms")  # older refs do not report it
-    return out["drain"]["jobs_per_s"], (1000 * cpu_ms / jobs if cpu_ms else float("nan"))
+    return (out["drain"]["jobs_per_s"], (1000 * cpu_ms / jobs if cpu_ms else float("nan")),
+            out["enqueue"]["jobs_per_s"])
 
 
 def main() -> None:
@@ -51,12 +53,13 @@ def main() -> None:
                 ra = bench(tree / "src", a.database, a.jobs, extra)
                 rb = bench(ROOT / "src", a.database, a.jobs, extra)
                 rows.append((ra, rb))
-                print(f"round {i}: A {ra[0]:,.0f} jobs/s {ra[1]:.1f} µs/job   "
-                      f"B {rb[0]:,.0f} jobs/s {rb[1]:.1f} µs/job", flush=True)
+                print(f"round {i}: A {ra[0]:,.0f} jobs/s {ra[1]:.1f} µs/job enqueue {ra[2]:,.0f}"
+                      f"   B {rb[0]:,.0f} jobs/s {rb[1]:.1f} µs/job enqueue {rb[2]:,.0f}",
+                      flush=True)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                            check=False, capture_output=True)
-    for k, what in ((0, "drain jobs/s"), (1, "worker CPU µs/job")):
+    for k, what in ((0, "drain jobs/s"), (1, "worker CPU µs/job"), (2, "enqueue jobs/s")):
         a_vals, b_vals = [r[0][k] for r in rows], [r[1][k] for r in rows]
         ratios = [b / x for x, b in zip(a_vals, b_vals, strict=True)]
         print(f"{what}: median A {statistics.median(a_vals):,.1f}  B "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import re
 import time
@@ -183,24 +182,35 @@ def _copy_field(value: str | None) -> str:
 
 def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str:
     """Rows of copy_jobs.sql in COPY text format, built at once: several times cheaper than
-    psycopg's write_row, which adapts every value of every row on its own."""
-    field = functools.lru_cache(maxsize=256)(_copy_field)  # queue, task, tags repeat
+    psycopg's write_row, which adapts every value of every row on its own. The fields that
+    repeat from job to job (queue, task and options) are escaped once per distinct set."""
     default_run_at = now.isoformat()
+    shapes: dict[tuple[Any, ...], tuple[str, str, str]] = {}
     lines = []
     for job_id, j in zip(ids, jobs, strict=True):
+        shape = (j.queue, j.task, j.tags, j.priority, j.max_attempts, j.timeout, j.retry_json)
+        parts = shapes.get(shape)
+        if parts is None:
+            parts = shapes[shape] = _copy_shape(j)
         if j.run_at is not None:
             run_at = j.run_at.isoformat()
         elif j.delay:
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
-        lines.append("\t".join((
-            str(job_id), field(j.queue), field(j.task), _copy_field(j.payload_json),
-            field(_array_literal(j.tags)), str(j.priority), str(j.max_attempts), run_at,
-            "\\N" if j.timeout is None else repr(j.timeout), field(j.retry_json),
-        )))
+        lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
+                     f"{run_at}\t{parts[2]}")
     lines.append("")
     return "\n".join(lines)
+
+
+def _copy_shape(j: NewJob) -> tuple[str, str, str]:
+    """The COPY fields of `j` around its payload and its run_at."""
+    return (
+        f"{_copy_field(j.queue)}\t{_copy_field(j.task)}",
+        f"{_copy_field(_array_literal(j.tags))}\t{j.priority}\t{j.max_attempts}",
+        ("\\N" if j.timeout is None else repr(j.timeout)) + "\t" + _copy_field(j.retry_json),
+    )
 
 
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
