@@ -102,6 +102,24 @@ def test_settle_reports_stale_items_and_still_claims(app: App) -> None:
     assert claimed.id == nxt and claimed.status is Status.PROCESSING
 
 
+def test_tokens_that_are_not_one_uuid_each_match_nothing(app: App) -> None:
+    """A token is matched whole: two real tokens joined by a comma, one in upper case without
+    dashes, or text that is no UUID at all own nothing (and break no other completion)."""
+    a, b, c = (running(app) for _ in range(3))
+    ta, tb, tc = (j.claim_token or "" for j in (a, b, c))
+    assert app.backend.settle([Completion(a.id, f"{ta},{tb}")], [], None).completed == set()
+    settled = app.backend.settle(
+        [Completion(a.id, f"{ta},{tb}"), Completion(b.id, "not a token"),
+         Completion(c.id, tc.replace("-", "").upper())], [], None)
+    # The last one is the same UUID written another way: PostgreSQL and SQLite may differ on
+    # whether it matches, but never on the two that are not a single UUID.
+    assert a.id not in settled.completed and b.id not in settled.completed
+    assert app.get_job(a.id).status is Status.PROCESSING
+    assert app.get_job(b.id).status is Status.PROCESSING
+    assert app.backend.settle([Completion(a.id, ta), Completion(b.id, tb)], [], None).completed \
+        == {a.id, b.id}
+
+
 def test_settle_with_nothing_to_do(app: App) -> None:
     app.enqueue("t")
     before = state(app)

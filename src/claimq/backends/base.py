@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from claimq._validate import NewJob
 from claimq.job import Job
@@ -23,8 +23,10 @@ class Owned:
     token: str
 
 
-@dataclass(frozen=True, slots=True)
-class Completion:
+class Completion(NamedTuple):
+    """A finished attempt's result, written if the job still has this token (one per job a
+    busy worker finishes: a named tuple is cheaper to build than a frozen dataclass)."""
+
     id: int
     token: str
     result_json: str | None = None
