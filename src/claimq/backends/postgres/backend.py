@@ -446,7 +446,7 @@ class PostgresBackend:
         inserted one by one. The ids come back in the jobs' order."""
         cur.execute(self._q.allocate_ids, {"n": count})
         head = cur.fetchone()
-        now, ids = head["now"], list(head["ids"])
+        now, ids = head["now"], sorted(head["ids"])  # increasing in enqueue order
         keyed: list[tuple[int, NewJob]] = []
         queues: set[str] = set()
         chunk: list[NewJob] = []
