@@ -64,3 +64,35 @@ def test_settle_runs_a_generic_plan_with_key_lookups(analyzed: tuple[App, str]) 
                 f"EXPLAIN EXECUTE plan{n}({args})", values).fetchall())
         assert "Seq Scan on jobs" not in plan, plan
         assert "jobs_claimable" in plan and "jobs_pkey" in plan, plan
+
+
+def test_a_claim_with_nothing_to_complete_reads_no_job_in_flight(
+    analyzed: tuple[App, str],
+) -> None:
+    """The fetcher's claims carry no completions. Their statement's delete must not run at all:
+    with statistics taken while nothing ran, its plan reads the in-flight index, and would
+    scan every job that every worker holds on each claim."""
+    app, _ = analyzed
+    backend = app.backend
+    held = app.claim("w-held", queues=["plans"], limit=2000, start=True)
+    assert len(held) == 2000
+    sql = backend._settle_sql(20)
+    names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", sql)))
+    numbered = sql
+    for i, name in enumerate(names, 1):
+        numbered = numbered.replace(f"%({name})s", f"${i}")
+    values = {"ids": "{}", "tokens": "{}", "results": "{}", "worker_id": "w", "queues": "{plans}",
+              "lease": None, "start": True, "limited": "{}"}
+    with psycopg.connect(backend.conninfo, autocommit=True) as conn:
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        conn.execute(f"PREPARE claim_only AS {numbered}")
+        args = ", ".join("NULL" if values[k] is None else f"'{values[k]}'" for k in names)
+        plan = "\n".join(r[0] for r in conn.execute(
+            f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE claim_only({args})"
+        ).fetchall())
+    delete = plan[plan.index("Delete on jobs"):plan.index("CTE archived")]
+    assert "(actual rows=0 loops=1)" in delete.splitlines()[0], plan
+    # Nothing under the delete ran: no scan of any index of jobs.
+    assert all("never executed" in line for line in delete.splitlines()
+               if "Scan" in line), plan
+    assert "Index Scan using jobs_claimable" in plan  # and the claim itself did run

@@ -8,6 +8,9 @@ WITH done AS (
     -- plan cannot know how many ids come, and may otherwise scan every job in flight).
     WHERE j.id = ANY(%(ids)s::bigint[])
       AND j.id = o.id AND j.claim_token = o.token AND j.status = 'processing'
+      -- A claim with nothing to complete skips this part outright (a one-time filter): a plan
+      -- that reads the in-flight index would otherwise scan every job every worker holds.
+      AND cardinality(%(ids)s::bigint[]) > 0
     RETURNING j.*, o.result
 ),
 archived AS (
