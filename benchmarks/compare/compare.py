@@ -520,6 +520,10 @@ def main() -> int:
             ratio(med("claimq", "drain"), med("raw_sql_serial", "drain"), pct=True),
         f"claimq drain as % of raw SQL claim+DELETE (batch {batch})":
             ratio(med("claimq", "drain"), med("raw_sql_delete", "drain"), pct=True),
+        f"claimq drain as % of the raw-SQL limit, median of the per-repetition ratios "
+        f"(batch {batch})": paired_text("claimq", "raw_sql", "drain", pct=True),
+        f"claimq drain as % of raw SQL claim+DELETE, median of the per-repetition ratios "
+        f"(batch {batch})": paired_text("claimq", "raw_sql_delete", "drain", pct=True),
     }
     for n in sqlite_procs:
         ratios[f"SQLite, {n} process(es): claimq / huey, drain"] = ratio(
