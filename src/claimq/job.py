@@ -68,22 +68,20 @@ class Job:
         return self.idempotency_key or f"claimq-job-{self.id}"
 
 
-def _assembler() -> Callable[[tuple[Any, ...]], Job]:
-    """assemble(): a Job from one value per field, in declaration order (no defaults, no
-    checks). It fills the slots through their descriptors, one statement per field, without
-    the frozen dataclass __init__, which sets each of its 25 fields through
-    object.__setattr__ (several times slower; this runs once per claimed job)."""
+def assembler(name: str, params: str, values: dict[str, str]) -> Callable[..., Job]:
+    """A function `name(params)` that builds a Job from one Python expression per field (over
+    its parameters), with no defaults and no checks. It fills the slots through their
+    descriptors, one statement per field, without the frozen dataclass __init__, which sets
+    each of its 25 fields through object.__setattr__ (several times slower; the worker runs
+    this once per claimed job)."""
+    names = {f.name for f in fields(Job)}
+    if names != set(values):
+        raise ValueError(f"an expression for every Job field and no other: missing "
+                         f"{sorted(names - set(values))}, unknown {sorted(set(values) - names)}")
     setters = {f"set_{f.name}": getattr(Job, f.name).__set__ for f in fields(Job)}
-    lines = [f"    {name}(job, values[{i}])" for i, name in enumerate(setters)]
-    source = (
-        "def assemble(values):\n"
-        f"    if len(values) != {len(setters)}:\n"
-        f"        raise ValueError(f'a Job has {len(setters)} fields, got {{len(values)}}')\n"
-        "    job = new(Job)\n" + "\n".join(lines) + "\n    return job\n"
-    )
+    lines = [f"    set_{f.name}(job, {values[f.name]})" for f in fields(Job)]
+    source = (f"def {name}({params}):\n    job = new(Job)\n" + "\n".join(lines)
+              + "\n    return job\n")
     namespace: dict[str, Any] = {"new": object.__new__, "Job": Job, **setters}
     exec(source, namespace)  # noqa: S102 - our own fixed source, as dataclasses does
-    return namespace["assemble"]  # type: ignore[no-any-return]
-
-
-assemble = _assembler()
+    return namespace[name]  # type: ignore[no-any-return]

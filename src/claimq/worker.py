@@ -218,12 +218,12 @@ class Runtime:
         flights = []
         lease_len = 0.0
         seen: tuple[datetime | None, datetime | None] = (None, None)
+        now = time.monotonic()  # one claim: its leases all began together
         for job in jobs:
             if (job.lease_until, job.updated_at) != seen:  # one claim: the same for every job
                 seen = (job.lease_until, job.updated_at)
                 lease_len = _lease_length(job, self.lease or self.default_lease)
-            flight = InFlight(job=job, lease_seconds=lease_len)
-            flight.renew()
+            flight = InFlight(job, lease_seconds=lease_len, lease_deadline=now + lease_len)
             self.state.jobs[job.id] = flight
             flights.append(flight)
         if self.state.stopping.is_set():

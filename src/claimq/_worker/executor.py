@@ -103,10 +103,11 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
                 f"no task {job.task!r} is registered in this worker "
                 f"(known: {sorted(rt.app.tasks)[:20]})"
             )
-        if isinstance(job.payload, CorruptRow):
-            raise BadPayload(str(job.payload))
-        if not isinstance(job.payload, dict):
-            raise BadPayload(f"payload is a {type(job.payload).__name__}, not a JSON object")
+        if type(job.payload) is not dict:
+            if isinstance(job.payload, CorruptRow):
+                raise BadPayload(str(job.payload))
+            if not isinstance(job.payload, dict):
+                raise BadPayload(f"payload is a {type(job.payload).__name__}, not a JSON object")
         args: tuple[Any, ...] = ()
         if task.wants_context:
             from claimq.worker import JobContext  # here: a cycle, and most handlers need none
@@ -126,11 +127,13 @@ async def run_job(rt: Runtime, flight: InFlight) -> None:
             rt.state.completed()
             rt.state.forget(job.id)
             return
-        try:
-            result_json = _validate.result_json(result)
-        except InvalidInput as exc:
-            raise Permanent(str(exc)) from None
-        outcome = Outcome(flight, completion=Completion(job.id, job.claim_token or "", result_json))
+        result_json = None
+        if result is not None:
+            try:
+                result_json = _validate.result_json(result)
+            except InvalidInput as exc:
+                raise Permanent(str(exc)) from None
+        outcome = Outcome(flight, Completion(job.id, job.claim_token or "", result_json))
     except asyncio.CancelledError:
         if flight.timed_out and not flight.lost:
             outcome = _failed(rt, flight, JobTimeout(

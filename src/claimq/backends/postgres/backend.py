@@ -31,7 +31,7 @@ from claimq.backends.base import (
     Table,
 )
 from claimq.errors import ClaimqError, InvalidInput, MigrationError
-from claimq.job import Job, Status, assemble
+from claimq.job import Job, Status, assembler
 
 try:
     import psycopg
@@ -52,17 +52,20 @@ _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
 
 
-def _claimed_job(r: tuple[Any, ...], claim: ClaimRequest) -> Job:
-    """A row of settle.sql, by position after its first column (the hot path: one per job)."""
-    started = r[12] if claim.start else None  # the claim's now(), as started_at is then
-    return assemble((
-        r[1], r[2], r[3], r[4], Status.PROCESSING if claim.start else Status.FETCHED,
-        r[7], r[8], r[9], tuple(r[5]), r[6], claim.worker_id, r[10], r[11],
-        started, r[13], r[14], started, r[12], None, False, r[16], r[17], tuple(r[15] or ()),
-        None, None,
-    ))  # id … payload, status, priority, attempts, max_attempts, tags, key, worker, token,
-    # lease_until, heartbeat_at, run_at, created_at, started_at, updated_at, finished_at,
-    # cancel_requested, timeout, retry, errors, result, reason (Job's field order)
+# A row of settle.sql, by position after its first column, into a Job (the hot path: one per
+# claimed job). What the row leaves out is the claim's own: its status and worker, and (when
+# started) started_at and heartbeat_at, which equal its now() (updated_at). Keep in step with
+# settle.sql's RETURNING.
+_claimed_row = assembler("claimed_row", "r, status, worker_id, started", {
+    "id": "r[1]", "queue": "r[2]", "task": "r[3]", "payload": "r[4]", "tags": "tuple(r[5])",
+    "idempotency_key": "r[6]", "priority": "r[7]", "attempts": "r[8]",
+    "max_attempts": "r[9]", "claim_token": "r[10]", "lease_until": "r[11]",
+    "updated_at": "r[12]", "run_at": "r[13]", "created_at": "r[14]",
+    "errors": "tuple(r[15] or ())", "timeout": "r[16]", "retry": "r[17]",
+    "status": "status", "worker_id": "worker_id", "started_at": "started",
+    "heartbeat_at": "started", "finished_at": "None", "cancel_requested": "False",
+    "result": "None", "reason": "None",
+})
 
 
 def _settle_params(
@@ -88,7 +91,12 @@ def _settle_result(
     completed = set(next((r[0] for r in rows if r[0] is not None), ()))
     if claim is None or rows[0][1] is None:
         return completed, []
-    jobs = [_claimed_job(r, claim) for r in rows]
+    status = Status.PROCESSING if claim.start else Status.FETCHED
+    worker_id = claim.worker_id
+    if claim.start:  # started_at and heartbeat_at: the claim's now(), as updated_at is then
+        jobs = [_claimed_row(r, status, worker_id, r[12]) for r in rows]
+    else:
+        jobs = [_claimed_row(r, status, worker_id, None) for r in rows]
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
