@@ -10,7 +10,7 @@ import uuid
 import pytest
 from conformance_support import LEASE, counts, expire, live, running, state
 
-from claimq import App, DeadReason, JobNotFound, LeaseLost, Status
+from claimq import App, DeadReason, Job, JobNotFound, LeaseLost, Status
 from claimq.backends.base import (
     ClaimRequest,
     Completion,
@@ -168,6 +168,26 @@ def test_settle_on_the_event_loop_does_what_settle_does(app: App) -> None:
     assert app.get_job(a.id).result == {"r": 1}
     assert app.get_job(c.id).status is Status.PROCESSING
     assert _settle_on_loop(app, [], [], None) == Settled(set(), FailResult(), [])
+
+
+def test_claimed_jobs_are_ordinary_frozen_jobs(app: App) -> None:
+    """The worker's claims build Jobs without their constructor (PostgreSQL: through a twin
+    class of the same slots): what comes out must be a Job like any other."""
+    ids = [app.enqueue("t", {"n": n}, queue="frozen", tags=["a"]) for n in range(3)]
+    claim = ClaimRequest("w", ["frozen"], 5, 30.0, True)
+    if app.backend.kind == "sqlite":
+        claimed = app.backend.settle([], [], claim).claimed
+    else:
+        claimed = _settle_on_loop(app, [], [], claim).claimed
+    assert [j.id for j in claimed] == ids
+    for n, job in enumerate(claimed):
+        assert type(job) is Job
+        assert job == app.get_job(job.id)
+        assert dataclasses.asdict(job) == dataclasses.asdict(app.get_job(job.id))
+        assert job.payload == {"n": n} and job.tags == ("a",) and job.errors == ()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            job.attempts = 5  # type: ignore[misc]
+        assert dataclasses.replace(job, attempts=7).attempts == 7 and job.attempts == 1
 
 
 def test_settle_on_the_event_loop_needs_its_pool_opened(app: App) -> None:
