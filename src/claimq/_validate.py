@@ -229,9 +229,7 @@ def new_job(
     default_max_attempts: int = 20,
     payload_limit: int = MAX_PAYLOAD_BYTES,
 ) -> NewJob:
-    # Each check is skipped for the values most jobs carry (a name already seen, no option
-    # given), in the order the checks run: bulk enqueue runs this once per job.
-    name = task if type(task) is str and task in _VALID_TASKS else task_name(task)
+    name = task_name(task)
     if run_at is not None and delay is not None:
         raise InvalidInput("give run_at or delay, not both")
     when = None if run_at is None else aware_datetime(run_at, "run_at")
@@ -247,18 +245,15 @@ def new_job(
     if max_attempts is None:
         max_attempts = default_max_attempts
     return NewJob(
-        queue if type(queue) is str and queue in _VALID_QUEUES else queue_name(queue),
+        queue_name(queue),
         name,
         payload_json(payload, payload_limit),
         0 if priority is None else integer(priority, "priority", *PRIORITY_RANGE),
         0.0 if delay is None else seconds(delay, "delay"),
         when,
-        None if idempotency_key is None else _key(idempotency_key),
-        max_attempts
-        if type(max_attempts) is int
-        and MAX_ATTEMPTS_RANGE[0] <= max_attempts <= MAX_ATTEMPTS_RANGE[1]
-        else integer(max_attempts, "max_attempts", *MAX_ATTEMPTS_RANGE),
-        () if tags == () and type(tags) is tuple else _tags(tags),
+        _key(idempotency_key),
+        integer(max_attempts, "max_attempts", *MAX_ATTEMPTS_RANGE),
+        _tags(tags),
         None if timeout is None else seconds(timeout, "timeout", allow_zero=False),
         policy,
     )

@@ -83,18 +83,10 @@ def assembler(name: str, params: str, values: dict[str, str]) -> Callable[..., J
     if names != set(values):
         raise ValueError(f"an expression for every Job field and no other: missing "
                          f"{sorted(names - set(values))}, unknown {sorted(set(values) - names)}")
-    setters = {f"set_{f.name}": getattr(Job, f.name).__set__ for f in fields(Job)}
-    namespace: dict[str, Any] = {"new": object.__new__, "Job": Job, "Twin": _JobTwin, **setters}
-    twin = "\n".join(f"    job.{f.name} = {values[f.name]}" for f in fields(Job))
-    slots = "\n".join(f"    set_{f.name}(job, {values[f.name]})" for f in fields(Job))
+    stores = "\n".join(f"    job.{f.name} = {values[f.name]}" for f in fields(Job))
+    namespace: dict[str, Any] = {"new": object.__new__, "Job": Job, "Twin": _JobTwin}
     exec(  # noqa: S102 - our own fixed source, as dataclasses does
-        f"def twin_{name}({params}):\n    job = new(Twin)\n{twin}\n"
-        f"    job.__class__ = Job\n    return job\n\n"
-        f"def slots_{name}({params}):\n    job = new(Job)\n{slots}\n    return job\n",
+        f"def {name}({params}):\n    job = new(Twin)\n{stores}\n"
+        f"    job.__class__ = Job\n    return job\n",
         namespace)
-    try:  # an interpreter that refuses the class change gets the slower way
-        probe: Any = object.__new__(_JobTwin)
-        probe.__class__ = Job
-    except TypeError:  # pragma: no cover - CPython allows it
-        return namespace[f"slots_{name}"]  # type: ignore[no-any-return]
-    return namespace[f"twin_{name}"]  # type: ignore[no-any-return]
+    return namespace[name]  # type: ignore[no-any-return]

@@ -56,14 +56,14 @@ _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every mig
 # claimed job). What the row leaves out is the claim's own: its status and worker, and (when
 # started) started_at and heartbeat_at, which equal its now() (updated_at). Keep in step with
 # settle.sql's RETURNING.
-_claimed_row = assembler("claimed_row", "r, status, worker_id, started", {
+_claimed_row = assembler("claimed_row", "r, status, worker_id, start", {
     "id": "r[1]", "queue": "r[2]", "task": "r[3]", "payload": "r[4]", "tags": "tuple(r[5])",
     "idempotency_key": "r[6]", "priority": "r[7]", "attempts": "r[8]",
     "max_attempts": "r[9]", "claim_token": "r[10]", "lease_until": "r[11]",
     "updated_at": "r[12]", "run_at": "r[13]", "created_at": "r[14]",
     "errors": "tuple(r[15] or ())", "timeout": "r[16]", "retry": "r[17]",
-    "status": "status", "worker_id": "worker_id", "started_at": "started",
-    "heartbeat_at": "started", "finished_at": "None", "cancel_requested": "False",
+    "status": "status", "worker_id": "worker_id", "started_at": "r[12] if start else None",
+    "heartbeat_at": "r[12] if start else None", "finished_at": "None", "cancel_requested": "False",
     "result": "None", "reason": "None",
 })
 
@@ -92,11 +92,7 @@ def _settle_result(
     if claim is None or rows[0][1] is None:
         return completed, []
     status = Status.PROCESSING if claim.start else Status.FETCHED
-    worker_id = claim.worker_id
-    if claim.start:  # started_at and heartbeat_at: the claim's now(), as updated_at is then
-        jobs = [_claimed_row(r, status, worker_id, r[12]) for r in rows]
-    else:
-        jobs = [_claimed_row(r, status, worker_id, None) for r in rows]
+    jobs = [_claimed_row(r, status, claim.worker_id, claim.start) for r in rows]
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
