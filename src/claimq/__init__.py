@@ -3,12 +3,16 @@
 from claimq.app import App
 from claimq.errors import (
     ClaimqError,
+    DatabaseError,
+    DatabaseMissing,
+    DatabaseUnavailable,
     InvalidInput,
     JobNotFound,
     LeaseLost,
     MigrationError,
     Permanent,
     Retry,
+    SchemaMissing,
 )
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import RetryPolicy
@@ -17,6 +21,9 @@ from claimq.task import Task
 __all__ = [
     "App",
     "ClaimqError",
+    "DatabaseError",
+    "DatabaseMissing",
+    "DatabaseUnavailable",
     "DeadReason",
     "InvalidInput",
     "Job",
@@ -26,6 +33,7 @@ __all__ = [
     "Permanent",
     "Retry",
     "RetryPolicy",
+    "SchemaMissing",
     "Status",
     "Task",
 ]

@@ -35,6 +35,24 @@ class MigrationError(ClaimqError):
     """The schema is missing, half-applied or newer than this version of claimq."""
 
 
+class SchemaMissing(MigrationError):
+    """claimq's tables are not there (or older than this version): run `claimq migrate`."""
+
+
+class DatabaseMissing(ClaimqError):
+    """The URL names a database (PostgreSQL) or a directory (SQLite) that does not exist."""
+
+
+class DatabaseUnavailable(ClaimqError):
+    """The database could not be reached or did not answer in time (connection refused or lost,
+    busy, a deadlock or serialization failure): a transient error, worth retrying."""
+
+
+class DatabaseError(ClaimqError):
+    """The database refused a statement for a reason retrying cannot fix (a bug or a schema
+    that another program changed); the message carries the driver's own."""
+
+
 class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruction
     """Raise from a handler to retry the job after an explicit delay (counts as an attempt)."""
 
