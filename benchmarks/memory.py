@@ -70,7 +70,7 @@ def main() -> None:
     def watch() -> None:
         while True:
             time.sleep(0.05)
-            done = worker.runtime.state.counters.get("completed", 0) if worker.runtime else 0
+            done = worker.counters.get("completed")
             for mark in (args.first_mark, args.jobs):
                 if done >= mark and mark not in marks:
                     marks[mark] = rss_kib()

@@ -24,13 +24,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from claimq import App
-from claimq._worker.completer import _take, write_batches
+from claimq._worker.claims import Claims
+from claimq._worker.completer import Completer
 from claimq._worker.dbcall import DB
-from claimq._worker.executor import HandlerThreads
-from claimq._worker.state import WorkerState
+from claimq._worker.executor import Executor
+from claimq._worker.inflight import Counters, Registry
 from claimq.backends.base import ClaimRequest, Completion, FailResult, Failure, Settled
 from claimq.backends.postgres.backend import _settle_params, _settle_result
-from claimq.worker import Runtime
 
 BATCH = 20
 
@@ -46,9 +46,16 @@ async def run(app: App, batches: int) -> float:
     """CPU seconds per job for `batches` batches of the completer's loop."""
     now = datetime.now(UTC)
     canned = [claim_rows(1 + n * BATCH, now) for n in range(batches + 1)]
-    rt = Runtime(app=app, queues=None, concurrency=BATCH, lease=None, poll_interval=1.0,
-                 grace=1.0, batch=BATCH, worker_id="w", state=WorkerState(concurrency=BATCH),
-                 db=DB(threads=1), handler_pool=HandlerThreads(max_workers=1))
+    counters = Counters()
+    registry = Registry(BATCH, counters)
+    db = DB(threads=1)
+    claims = Claims(app.backend, db, registry, counters, worker_id="w", queues=None, lease=None,
+                    batch=BATCH, on_loop=True, stopping=lambda: False)
+    completer = Completer(app.backend, db, registry, counters, claims)
+    executor = Executor(app, app.backend, db, registry, counters, completer, worker_id="w",
+                        lease=None, default_lease=30.0, concurrency=BATCH,
+                        make_context=lambda f: None)
+    completer.start_jobs = executor.start
     calls = 0
 
     async def settle(done: list[Completion], failures: list[Failure],
@@ -60,13 +67,18 @@ async def run(app: App, batches: int) -> float:
         _, jobs = _settle_result(rows, claim)
         return Settled({d.id for d in done}, FailResult(), jobs)
 
-    rt.settle = settle  # type: ignore[method-assign]
-    await rt.start_jobs(_settle_result(canned[0], ClaimRequest("w", None, BATCH, None, True))[1])
+    claims.settle = settle  # type: ignore[method-assign]
+    await executor.start(_settle_result(canned[0], ClaimRequest("w", None, BATCH, None, True))[1])
     started = time.process_time()
-    await write_batches(rt, _take(rt))
+    writer = asyncio.create_task(completer.run())
+    while len(registry) or completer.busy:
+        registry.slots_free.clear()
+        await registry.slots_free.wait()
+    completer.close()
+    await writer
     spent = time.process_time() - started
-    rt.db.close()
-    assert rt.state.counters.get("completed") == calls * BATCH, rt.state.counters
+    db.close()
+    assert counters.get("completed") == calls * BATCH, counters
     return spent / (calls * BATCH)
 
 

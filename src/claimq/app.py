@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -15,7 +16,7 @@ from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, R
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
-from claimq.task import Task, default_name, takes_context
+from claimq.task import Isolation, Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,6 +24,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def database_url(url: str | None = None) -> str:
     return url or os.environ.get("CLAIMQ_DATABASE_URL") or DEFAULT_URL
+
+
+def _isolation(value: object, func: Callable[..., Any]) -> Isolation:
+    if value == "thread":
+        return "thread"
+    if value != "process":
+        raise InvalidInput(f"isolation must be 'thread' or 'process', got {value!r}")
+    if inspect.iscoroutinefunction(func):
+        raise InvalidInput("isolation='process' is for sync handlers (async ones are cancelled "
+                           "at their timeout)")
+    if func.__module__ == "__main__" or "<locals>" in func.__qualname__:
+        raise InvalidInput("isolation='process' needs a handler defined at module level in an "
+                           "importable module (the child process imports it)")
+    return "process"
 
 
 class App:
@@ -94,6 +109,7 @@ class App:
         max_attempts: int | None = None,
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
+        isolation: Isolation = "thread",
     ) -> Callable[[F], Task[Any, Any]]: ...
 
     def task(
@@ -107,8 +123,16 @@ class App:
         max_attempts: int | None = None,
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
+        isolation: Isolation = "thread",
     ) -> Any:
-        """Register a sync or async function as a task (`@app.task` or `@app.task(...)`)."""
+        """Register a sync or async function as a task (`@app.task` or `@app.task(...)`).
+
+        `timeout` bounds each attempt. An async handler is cancelled at its timeout. A sync
+        handler runs in a thread, which cannot be interrupted: past its timeout the attempt has
+        failed, but it keeps its slot and its job is not retried until the thread returns.
+        `isolation="process"` runs a sync handler in a child process instead, killed at its
+        timeout (a real, enforced limit; the function must be importable at module level, its
+        arguments and result picklable, and its `ctx` a read-only snapshot)."""
 
         def register(func: Callable[..., Any]) -> Task[Any, Any]:
             task_name = _validate.task_name(name or default_name(func))
@@ -132,6 +156,7 @@ class App:
                     timeout, "timeout", allow_zero=False
                 ),
                 wants_context=takes_context(func),
+                isolation=_isolation(isolation, func),
             )
             self.tasks[task_name] = t
             return t

@@ -202,16 +202,15 @@ def _worker_process(
     def report() -> None:
         last = -1
         while not done.wait(_REPORT_EVERY):
-            rt = worker.runtime
-            if rt is None:
+            if worker.supervisor is None:
                 continue
-            counters = rt.state.counters
-            completed = counters.get("completed", 0)
+            counters = worker.counters
+            completed = counters.get("completed")
             if completed != last:
                 last = completed
-                stats[base + _LAST_DONE] = rt.state.last_completed_at
+                stats[base + _LAST_DONE] = counters.last_completed_at
                 stats[base + _COMPLETED] = completed
-            stats[base + _STARTED] = counters.get("started", 0)
+            stats[base + _STARTED] = counters.get("started")
             if _first_call is not None and not stats[base + _FIRST_CALL]:
                 stats[base + _FIRST_CALL] = _first_call
             stats[base + _READY] = 1.0

@@ -48,6 +48,10 @@ class DatabaseUnavailable(ClaimqError):
     busy, a deadlock or serialization failure): a transient error, worth retrying."""
 
 
+class WorkerFailed(ClaimqError):
+    """A worker stopped because one of its loops failed in a way restarting cannot cure."""
+
+
 class DatabaseError(ClaimqError):
     """The database refused a statement for a reason retrying cannot fix (a bug or a schema
     that another program changed); the message carries the driver's own."""
@@ -68,7 +72,12 @@ class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruct
         if seconds < 0:
             raise InvalidInput("Retry(after=...) must not be negative")
         self.after = seconds
+        self.reason = reason
         super().__init__(reason or f"retry requested after {seconds:g}s")
+
+    def __reduce__(self) -> tuple[type[Retry], tuple[float, str]]:
+        # pickled by value: a handler in a child process raises it to its worker
+        return (Retry, (self.after, self.reason))
 
 
 class Permanent(Exception):  # noqa: N818 - raised by handlers, reads as an instruction

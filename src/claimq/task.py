@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar
 
 from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
@@ -15,6 +15,7 @@ from claimq.retry import DEFAULT_RETRY, RetryPolicy
 if TYPE_CHECKING:
     from claimq.app import App
 
+Isolation = Literal["thread", "process"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -46,6 +47,7 @@ class Task(Generic[P, R]):
     retry: RetryPolicy = DEFAULT_RETRY
     timeout: float | None = None
     wants_context: bool = False
+    isolation: Isolation = "thread"  # "process": a sync handler in a child process
     options: CallOptions = field(default_factory=CallOptions)
 
     @functools.cached_property

@@ -41,10 +41,13 @@ def test_sync_and_async_handlers_complete_into_the_archive(app: App, spawn_worke
 def test_task_and_job_timeouts_dead_letter_as_timeout(app: App, spawn_worker) -> None:
     # The task's own timeout (async handler), and a per-job timeout on a sync handler.
     by_task = app.enqueue("t.slow_with_timeout", {"seconds": 30}, max_attempts=1)
-    by_job = app.enqueue("t.sleep_sync", {"seconds": 30}, max_attempts=1, timeout=0.3)
+    # A sync handler cannot be interrupted: its attempt fails at the timeout, but the job stays
+    # held (slot, lease, max_workers) until the thread returns, so no retry overlaps it.
+    by_job = app.enqueue("t.sleep_sync", {"seconds": 1.5}, max_attempts=1, timeout=0.3)
     worker = spawn_worker(app.url, **OPTIONS)
     worker.wait_started()
     wait_finished(app, [by_task, by_job])
+    assert f"handler-end {by_job} " in worker.log()  # it ran to its end before it was settled
 
     for job_id in (by_task, by_job):
         job = app.get_job(job_id)
@@ -53,7 +56,6 @@ def test_task_and_job_timeouts_dead_letter_as_timeout(app: App, spawn_worker) ->
         assert job.attempts == 1
         assert [e["error"] for e in job.errors] == ["JobTimeout"]
         assert job.errors[0]["attempt"] == 1
-    # The sync handler's thread cannot be interrupted; it must not hold the worker's exit.
     assert worker.stop(timeout=15) == 0
     assert worker.counters()["dead"] == 2
 

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from claimq._worker.dbcall import is_transient
-from claimq._worker.state import InFlight
-from claimq.backends.base import ClaimRequest, Completion, Failure, Settled
-
-if TYPE_CHECKING:
-    from claimq.worker import Runtime
+from claimq._worker.claims import Claims
+from claimq._worker.dbcall import DB, is_transient
+from claimq._worker.inflight import Counters, InFlight, Registry
+from claimq._worker.service import Service
+from claimq.backends.base import Backend, Completion, Failure, Settled
+from claimq.job import Job
 
 log = logging.getLogger("claimq.worker")
 MAX_BATCH = 500
 WRITERS = 2
+MAX_ERRORS = 3  # unexplained errors of one write before its outcomes are left to the leases
 
 
 @dataclass(slots=True)
@@ -34,137 +34,180 @@ class Outcome:
     failure: Failure | None = None
 
 
-async def complete_loop(rt: Runtime) -> None:
+class Completer(Service):
     """Takes every outcome waiting (up to MAX_BATCH) and writes them together, with up to
     WRITERS writes in flight (while one batch is in the database, the next is run and sent);
-    ends once the outcomes are closed and none is left or in flight."""
-    writing: set[asyncio.Task[None]] = set()
+    ends once closed and none is left or in flight."""
 
-    def written(task: asyncio.Task[None]) -> None:
-        writing.discard(task)
-        rt.outcomes_ready.set()
+    name = "completer"
+
+    def __init__(self, backend: Backend, db: DB, registry: Registry, counters: Counters,
+                 claims: Claims) -> None:
+        self.backend = backend
+        self.db = db
+        self.registry = registry
+        self.counters = counters
+        self.claims = claims
+        self.start_jobs: Callable[[list[Job]], Awaitable[None]] | None = None
+        self._outcomes: list[Outcome] = []
+        self._ready = asyncio.Event()
+        self._closed = False
+        self._writes = 0  # batches on their way (each claims for the slots free then)
+        self._writing: set[asyncio.Task[None]] = set()
+
+    @property
+    def busy(self) -> bool:
+        """Outcomes waiting or being written: their write claims for the slots they free."""
+        return bool(self._outcomes or self._writes)
+
+    def submit(self, outcome: Outcome) -> None:
+        self._outcomes.append(outcome)
+        self._ready.set()
+
+    def close(self) -> None:
+        """Write what is waiting, then end."""
+        self._closed = True
+        self._ready.set()
+
+    async def run(self) -> None:
+        while True:
+            if not self._outcomes or len(self._writing) >= WRITERS:
+                if self._closed and not self._outcomes and not self._writing:
+                    return
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            batch = self._take()
+            if not batch:
+                continue
+            task = asyncio.create_task(self._write_batches(batch))
+            self._writing.add(task)
+            task.add_done_callback(self._written)
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        self._writing.discard(task)
+        self._ready.set()
         if not task.cancelled() and task.exception() is not None:
             log.error("writing outcomes failed", exc_info=task.exception())
 
-    while True:
-        if not rt.outcomes or len(writing) >= WRITERS:
-            if rt.outcomes_closed and not rt.outcomes and not writing:
+    def _take(self) -> list[Outcome]:
+        batch, self._outcomes[:] = self._outcomes[:MAX_BATCH], self._outcomes[MAX_BATCH:]
+        kept = [o for o in batch if not o.flight.lost]
+        for o in batch:
+            if o.flight.lost:  # given up since (claimed again, released): nothing to report
+                self.registry.forget(o.flight)
+        if kept:
+            self._writes += 1
+        return kept
+
+    async def _write_batches(self, batch: list[Outcome]) -> None:
+        """Writes `batch`, then whatever outcomes are waiting by then (often those of the jobs
+        this write claimed and started), until none is: one task for a run of batches, not one
+        task and two turns of the event loop each."""
+        while batch:
+            await self._write_batch(batch)
+            if not self._outcomes:
                 return
-            rt.outcomes_ready.clear()
-            await rt.outcomes_ready.wait()
-            continue
-        task = asyncio.create_task(write_batches(rt, _take(rt)))
-        writing.add(task)
-        task.add_done_callback(written)
+            batch = self._take()
 
-
-def _take(rt: Runtime) -> list[Outcome]:
-    batch, rt.outcomes[:] = rt.outcomes[:MAX_BATCH], rt.outcomes[MAX_BATCH:]
-    rt.writes += 1
-    return batch
-
-
-async def write_batches(rt: Runtime, batch: list[Outcome]) -> None:
-    """Writes `batch`, then whatever outcomes are waiting by then (often those of the jobs
-    this write claimed and started), until none is: one task for a run of batches, not one
-    task and two turns of the event loop each."""
-    while True:
-        await write_batch(rt, batch)
-        if not rt.outcomes:
-            return
-        batch = _take(rt)
-
-
-async def write_batch(rt: Runtime, batch: list[Outcome]) -> None:
-    """One batch (counted in rt.writes by whoever took it from rt.outcomes)."""
-    wanted = 0
-    try:
-        await rt.recover_claims()  # only after a claim whose answer was lost
-        wanted = rt.reserve_slots()
-        settled = await _settle(rt, batch, wanted)
-    finally:
-        rt.state.reserved -= wanted
-        rt.writes -= 1  # before the slots are freed below: the fetcher may claim again
-    for o in batch:
-        rt.state.forget(o.flight.job.id)
-    if settled is not None:
-        rt.state.completed(len(settled.completed))
-        rt.state.count("retried", len(settled.failed.retried))
-        rt.state.count("dead", len(settled.failed.dead))
-        if settled.claimed:
-            rt.state.count("claims")
-            await rt.start_jobs(settled.claimed)
-
-
-async def _settle(rt: Runtime, batch: list[Outcome], wanted: int) -> Settled | None:
-    """Write until it lands or every lease has run out; report writes that matched no row."""
-    pending = list(batch)
-    delay = 0.05
-    while True:
-        claim = None
-        if wanted > 0 and not rt.state.stopping.is_set():
-            claim = ClaimRequest(rt.worker_id, rt.queues, wanted, rt.lease, True)
+    async def _write_batch(self, batch: list[Outcome]) -> None:
+        """One batch (counted in _writes by whoever took it)."""
+        wanted = 0
+        settled = None
         try:
-            settled = await rt.settle(
-                [o.completion for o in pending if o.completion is not None],
-                [o.failure for o in pending if o.failure is not None],
-                claim,
-            )
-            break
-        except Exception as exc:
-            if not is_transient(exc):
-                log.exception("writing outcomes failed for jobs %s",
-                              [o.flight.job.id for o in pending])
-                return None
-            now = time.monotonic()
-            for o in pending:
-                if now > o.flight.lease_deadline:
-                    rt.abandon(o.flight, "lease ran out before its outcome could be written")
-            pending = [o for o in pending if not o.flight.lost]
-            if not pending:
-                return None
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-    written = settled.completed | settled.failed.retried | settled.failed.dead
-    for o in pending:
-        if o.flight.job.id in written:
-            continue
-        # Checked even when this write was not interrupted: a handler's own transaction
-        # (ctx.complete_in) may have committed while its response was lost.
-        landed = await _landed_earlier(rt, o)
-        if landed is not None:
-            rt.state.count(landed)  # counted once, like any outcome that lands
-            continue
-        o.flight.lost = True
-        rt.state.count("lease_lost")
-        kind = "completion" if o.completion is not None else "failure"
-        log.warning("job %s: %s matched no row: lease lost, outcome dropped",
-                    o.flight.job.id, kind)
-    return settled
+            await self.claims.recover()  # only after a claim whose answer was lost
+            wanted = self.claims.reserve()
+            settled = await self._settle(batch, wanted)
+        finally:
+            self.registry.unreserve(wanted)
+            self._writes -= 1  # before the slots are freed below: the fetcher may claim again
+            for o in batch:
+                self.registry.forget(o.flight)
+        if settled is not None:
+            self.counters.completed(len(settled.completed))
+            self.counters.add("retried", len(settled.failed.retried))
+            self.counters.add("dead", len(settled.failed.dead))
+            if settled.claimed and self.start_jobs is not None:
+                self.counters.add("claims")
+                await self.start_jobs(settled.claimed)
 
+    async def _settle(self, batch: list[Outcome], wanted: int) -> Settled | None:
+        """Write until it lands or every lease has run out; report writes that matched no
+        row."""
+        pending = list(batch)
+        delay = 0.05
+        errors = 0  # errors in a row that an outage does not explain
+        while True:
+            try:
+                settled = await self.claims.settle(
+                    [o.completion for o in pending if o.completion is not None],
+                    [o.failure for o in pending if o.failure is not None],
+                    self.claims.request(wanted),
+                )
+                break
+            except Exception as exc:
+                if not is_transient(exc):
+                    errors += 1
+                    ids = [o.flight.job.id for o in pending]
+                    if errors > MAX_ERRORS:
+                        log.error("writing outcomes failed for jobs %s; giving up (their leases "
+                                  "will expire and the reaper retries them)", ids, exc_info=exc)
+                        return None
+                    log.error("writing outcomes failed for jobs %s; trying again", ids,
+                              exc_info=exc)
+                for o in pending:
+                    if o.flight.lease_expired and not o.flight.lost:
+                        o.flight.lost = True
+                        self.counters.add("lease_lost")
+                        log.warning("lease.lost: job %s: its lease ran out before its outcome "
+                                    "could be written", o.flight.job.id,
+                                    extra={"event": "lease.lost", "job_id": o.flight.job.id})
+                pending = [o for o in pending if not o.flight.lost]
+                if not pending:
+                    return None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        written = settled.completed | settled.failed.retried | settled.failed.dead
+        for o in pending:
+            if o.flight.job.id in written:
+                continue
+            # Checked even when this write was not interrupted: a handler's own transaction
+            # (ctx.complete_in) may have committed while its response was lost.
+            landed = await self._landed_earlier(o)
+            if landed is not None:
+                self.counters.add(landed)  # counted once, like any outcome that lands
+                continue
+            o.flight.lost = True
+            self.counters.add("lease_lost")
+            kind = "completion" if o.completion is not None else "failure"
+            log.warning("lease.lost: job %s: %s matched no row: lease lost, outcome dropped",
+                        o.flight.job.id, kind,
+                        extra={"event": "lease.lost", "job_id": o.flight.job.id})
+        return settled
 
-async def _landed_earlier(rt: Runtime, o: Outcome) -> str | None:
-    """After a write that matched no row: did an earlier write of this attempt's outcome
-    commit after all (its response lost)? Returns the counter it lands in ("completed", "dead",
-    "retried"), or None when the job is no longer ours. Proof is the job in the archive, last
-    touched by this worker on this attempt, or this very error entry (same time, worker and
-    attempt) in its history, wherever the job has gone since (a reaper's entry never matches)."""
-    try:
-        job = await rt.db.call(rt.backend.get_job, o.flight.job.id)
-    except Exception:  # noqa: BLE001
+    async def _landed_earlier(self, o: Outcome) -> str | None:
+        """After a write that matched no row: did an earlier write of this attempt's outcome
+        commit after all (its response lost)? Returns the counter it lands in ("completed",
+        "dead", "retried"), or None when the job is no longer ours. Proof is the job in the
+        archive, last touched by this worker on this attempt, or this very error entry (same
+        time, worker and attempt) in its history, wherever the job has gone since (a reaper's
+        entry never matches)."""
+        try:
+            job = await self.db.call(self.backend.get_job, o.flight.job.id)
+        except Exception:  # noqa: BLE001
+            return None
+        if job is None:
+            return None
+        if (job.status == "succeeded" and job.worker_id == self.claims.worker_id
+                and job.attempts == o.flight.attempt):
+            return "completed"  # only this attempt's owner could archive it (completer or handler)
+        if o.failure is not None:
+            entry = o.failure.error
+
+            def same(e: dict[str, object]) -> bool:
+                return all(e.get(k) == entry.get(k) for k in ("at", "worker", "attempt"))
+
+            if any(same(e) for e in job.errors):
+                # The job may have moved on since (retried, re-run, even finished).
+                return "dead" if job.status == "dead" and same(job.errors[-1]) else "retried"
         return None
-    if job is None:
-        return None
-    if (job.status == "succeeded" and job.worker_id == rt.worker_id
-            and job.attempts == o.flight.attempt):
-        return "completed"  # only this attempt's owner could archive it (completer or handler)
-    if o.failure is not None:
-        entry = o.failure.error
-
-        def same(e: dict[str, object]) -> bool:
-            return all(e.get(k) == entry.get(k) for k in ("at", "worker", "attempt"))
-
-        if any(same(e) for e in job.errors):
-            # The job may have moved on since (retried, re-run, even finished).
-            return "dead" if job.status == "dead" and same(job.errors[-1]) else "retried"
-    return None

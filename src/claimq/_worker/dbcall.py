@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from claimq.errors import ClaimqError
+from claimq.errors import ClaimqError, DatabaseUnavailable
 
 T = TypeVar("T")
 log = logging.getLogger("claimq.worker")
@@ -19,6 +19,8 @@ log = logging.getLogger("claimq.worker")
 
 def is_transient(exc: BaseException) -> bool:
     """Errors that an outage or a busy database explains; anything else is a bug to surface."""
+    if isinstance(exc, DatabaseUnavailable):
+        return True
     if isinstance(exc, sqlite3.OperationalError):
         return True
     try:
@@ -32,16 +34,33 @@ def is_transient(exc: BaseException) -> bool:
         "40001", "40P01", "57P01", "57P02", "57P03", "08000", "08003", "08006"))
 
 
-class DB:
-    """Runs backend calls off the loop. `call` raises; `retry` keeps trying through outages."""
+class GaveUp(ClaimqError):
+    """DB.retry stopped trying (its `give_up` said so) while the database was away."""
 
-    def __init__(self, threads: int = 4) -> None:
+
+class DB:
+    """Runs backend calls off the loop. `call` raises; `retry` keeps trying through outages.
+
+    Every call has a deadline: a database that stops answering (a half-open connection, packets
+    dropped) must not hang a loop past the leases it keeps. A call past its deadline raises
+    DatabaseUnavailable; its thread is left to the driver's own socket timeouts."""
+
+    def __init__(self, threads: int = 4, deadline: float = 10.0) -> None:
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="claimq-db")
         self.outage = False
+        self.deadline = deadline
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.pool, fn, *args)
+        return await self.within_deadline(
+            loop.run_in_executor(self.pool, fn, *args), getattr(fn, "__name__", "call"))
+
+    async def within_deadline(self, call: Awaitable[T], what: str) -> T:
+        try:
+            return await asyncio.wait_for(call, self.deadline)
+        except TimeoutError:
+            raise DatabaseUnavailable(
+                f"the database did not answer {what} within {self.deadline:g}s") from None
 
     async def retry(
         self,
@@ -52,7 +71,7 @@ class DB:
         max_delay: float = 5.0,
     ) -> T:
         """Call until it succeeds. Transient errors back off with jitter (bounded); `give_up`
-        ends the attempts early (raising ClaimqError), e.g. once a lease has run out."""
+        ends the attempts early (raising GaveUp), e.g. once a lease has run out."""
         return await self.retry_async(
             what, lambda: self.call(fn, *args), give_up=give_up, max_delay=max_delay)
 
@@ -76,7 +95,7 @@ class DB:
                     log.warning("database unavailable during %s: %s; retrying", what, exc)
                 self.outage = True
                 if give_up():
-                    raise ClaimqError(f"gave up on {what} after database errors") from exc
+                    raise GaveUp(f"gave up on {what} after database errors") from exc
                 await asyncio.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, max_delay)
                 continue

@@ -1,10 +1,12 @@
-"""Executor: runs one started job. Async handlers run on the loop, sync ones in a thread pool;
-a per-task (or per-job) timeout bounds both. The outcome goes to the completer.
+"""Executor: runs each claimed job in an asyncio Task of its own, so that everything a handler
+does with its current task (asyncio.timeout, TaskGroup, wait_for, anyio and httpx cancel
+scopes, uncancel) binds to its own job and never to the worker. Async handlers run on the loop,
+sync ones in a thread pool or, with isolation="process", in a child process.
 
-A job's first step runs at once, in its own context (as Python 3.12's eager tasks do): a handler
-that finishes without suspending needs no Task and no timer. One that suspends continues in a
-Task, and only then is its timeout armed (a timer that cancels the Task).
-"""
+Slots: a job holds its slot until its handler has returned. A sync handler past its timeout, or
+whose lease was lost, cannot be interrupted; it keeps its slot and its job is neither retried
+nor re-run here until the thread returns. A new claim of a job whose earlier attempt still runs
+here waits for that attempt to end."""
 
 from __future__ import annotations
 
@@ -16,48 +18,319 @@ import logging
 import queue
 import threading
 import time
-import types
-from collections.abc import Callable, Coroutine, Generator
-from concurrent.futures import Executor, Future
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Executor as _FutureExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from claimq import _validate
-from claimq._worker.completer import Outcome
-from claimq._worker.outcome import BadPayload, JobCancelled, JobTimeout, UnknownTask, failure_for
-from claimq._worker.state import InFlight
-from claimq.backends.base import Completion
+from claimq._worker.completer import Completer, Outcome
+from claimq._worker.dbcall import DB
+from claimq._worker.inflight import Counters, InFlight, Registry
+from claimq._worker.isolation import (
+    ChildStopped,
+    ChildTimedOut,
+    IsolatedContext,
+    run_in_child,
+)
+from claimq._worker.outcome import (
+    BadPayload,
+    HandlerExit,
+    JobCancelled,
+    JobTimeout,
+    UnknownTask,
+    describe,
+    failure_for,
+)
+from claimq.backends.base import Backend, Completion, Owned
 from claimq.errors import InvalidInput, LeaseLost, Permanent
 from claimq.job import CorruptRow, Job
 
 if TYPE_CHECKING:
+    from claimq.app import App
     from claimq.task import Task
-    from claimq.worker import Runtime
 
 log = logging.getLogger("claimq.worker")
 
+# Handed to a job's Task when the worker gives it up (shutdown past grace, lease lost): the
+# handler is cancelled; its outcome is not reported.
+_ABANDONED = "claimq: job abandoned"
 
-def start_job(rt: Runtime, flight: InFlight) -> None:
-    """Runs the job's first step now; a job that suspends continues in a Task of its own."""
-    flight.started_at = time.monotonic()
-    coro = run_job(rt, flight)
-    context = contextvars.copy_context()
-    try:
-        waiting_on = context.run(coro.send, None)
-    except StopIteration:
-        return  # finished in its first step: its outcome is already with the completer
-    except Exception:  # run_job reports every handler error itself: this is a bug of ours
-        log.exception("job %s: the executor failed; its lease will expire", flight.job.id)
-        return
-    loop = asyncio.get_running_loop()
-    flight.task = loop.create_task(
-        _resume(coro, waiting_on), name=f"claimq-job-{flight.job.id}", context=context
-    )
-    timeout = _timeout(flight.job, rt.app.tasks.get(flight.job.task))
-    if timeout is not None:
-        handle = loop.call_later(
-            timeout - (time.monotonic() - flight.started_at), _time_out, flight
-        )
-        flight.task.add_done_callback(lambda _: handle.cancel())
+
+class Executor:
+    def __init__(
+        self,
+        app: App,
+        backend: Backend,
+        db: DB,
+        registry: Registry,
+        counters: Counters,
+        completer: Completer,
+        *,
+        worker_id: str,
+        lease: float | None,
+        default_lease: float,
+        concurrency: int,
+        make_context: Callable[[InFlight], Any],
+    ) -> None:
+        self.app = app
+        self.backend = backend
+        self.db = db
+        self.registry = registry
+        self.counters = counters
+        self.completer = completer
+        self.worker_id = worker_id
+        self.lease = lease
+        self.default_lease = default_lease
+        self.threads = HandlerThreads(max_workers=concurrency)
+        self.make_context = make_context
+        self.stopping = False
+        self.giving_up = False  # past the grace period: stop waiting for stuck threads
+
+    # -- starting ------------------------------------------------------------------------------
+
+    async def start(self, jobs: Sequence[Job]) -> None:
+        """Registers freshly claimed (and started) jobs and runs each in a Task of its own; a
+        worker that is stopping hands them straight back."""
+        now = time.monotonic()  # one claim: its leases all began together
+        lease_len = 0.0
+        seen: tuple[Any, Any] = (None, None)
+        flights = []
+        for job in jobs:
+            if (job.lease_until, job.updated_at) != seen:  # one claim: the same for every job
+                seen = (job.lease_until, job.updated_at)
+                lease_len = _lease_length(job, self.lease or self.default_lease)
+            flight = InFlight(job, Owned(job.id, job.claim_token or ""), job.attempts,
+                              lease_len, now + lease_len)
+            earlier = self.registry.add(flight)
+            if earlier is not None and not earlier.lost and not earlier.finished:
+                # The database gave the job out again: that claim's lease had run out. (A
+                # finished one is left to the completer: its outcome may have landed already.)
+                self.abandon(earlier, "the job was claimed again (its lease had expired)")
+            flights.append((flight, earlier))
+        if self.stopping:
+            await self.release([f for f, _ in flights])
+            return
+        loop = asyncio.get_running_loop()
+        for flight, earlier in flights:
+            flight.running = True
+            # a Task of its own, in a copy of the worker's context (contextvars a handler sets
+            # stay with its job)
+            flight.task = loop.create_task(self._run(flight, earlier))
+        self.counters.add("started", len(flights))
+
+    def abandon(self, flight: InFlight, why: str) -> None:
+        """Gives a claim up without reporting anything: someone else owns the job now (or
+        will). Its handler is cancelled; a sync one runs on in its thread, holding its slot."""
+        if flight.lost:
+            return
+        flight.lost = True
+        self.counters.add("lease_lost")
+        log.warning("lease.lost: job %s abandoned: %s", flight.job.id, why,
+                    extra={"event": "lease.lost", "job_id": flight.job.id})
+        if flight.task is not None and not flight.task.done():
+            flight.task.cancel(_ABANDONED)
+        elif not flight.running:
+            self.registry.forget(flight)
+
+    def cancel(self, flight: InFlight) -> None:
+        """An operator asked to cancel this running job."""
+        flight.cancel_requested = True
+        if flight.task is not None and not flight.task.done():
+            flight.task.cancel()
+
+    async def release(self, flights: Sequence[InFlight]) -> None:
+        """Hands jobs back to pending (attempt not counted); they are no longer ours either
+        way."""
+        flights = [f for f in flights if not f.lost]
+        if not flights:
+            return
+        for f in flights:
+            f.lost = True  # from here on, nothing this process does may report an outcome
+        try:
+            released = await self.db.retry(
+                "release", self.backend.release, [f.owned for f in flights], 0.0,
+                give_up=lambda: all(f.lease_expired for f in flights),
+            )
+            self.counters.add("released", len(released))
+        except Exception:  # noqa: BLE001 - leases run out; the reaper recovers them
+            log.warning("could not release %d job(s); their leases will expire", len(flights))
+        for f in flights:
+            if f.task is not None and not f.task.done():
+                f.task.cancel(_ABANDONED)
+            if not f.running:
+                self.registry.forget(f)
+
+    def shutdown(self) -> None:
+        self.threads.shutdown(cancel_futures=True)
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def _run(self, flight: InFlight, earlier: InFlight | None) -> None:
+        try:
+            if earlier is not None and earlier.task is not None and not earlier.task.done():
+                # Never two attempts of one job at once here: the earlier one's thread runs on.
+                await asyncio.wait([earlier.task])
+            if flight.lost:
+                return
+            flight.started_at = time.monotonic()
+            outcome = await self._attempt(flight)
+        except asyncio.CancelledError:
+            outcome = None
+            if not flight.lost and (flight.cancel_requested or flight.timed_out):
+                # A handler that let our cancellation through, after a cancel or a timeout
+                outcome = self._failed(flight, self._interrupted(flight))
+        except BaseException as exc:  # noqa: BLE001 - a bug of ours: say so, keep the worker
+            log.exception("job %s: the executor failed; its lease will expire", flight.job.id)
+            outcome = None
+            del exc
+        finally:
+            if flight.running:
+                self.registry.finish(flight)
+        if outcome is None or flight.lost:
+            if flight.lost and outcome is not None:
+                log.warning("job %s finished after its lease was lost; outcome dropped",
+                            flight.job.id)
+            self.registry.forget(flight)
+            return
+        self.completer.submit(outcome)
+
+    async def _attempt(self, flight: InFlight) -> Outcome | None:
+        job = flight.job
+        task = self.app.tasks.get(job.task)
+        try:
+            if task is None:
+                raise UnknownTask(
+                    f"no task {job.task!r} is registered in this worker "
+                    f"(known: {sorted(self.app.tasks)[:20]})"
+                )
+            if type(job.payload) is not dict:
+                if isinstance(job.payload, CorruptRow):
+                    raise BadPayload(str(job.payload))
+                if not isinstance(job.payload, dict):
+                    raise BadPayload(
+                        f"payload is a {type(job.payload).__name__}, not a JSON object")
+            timeout = _timeout(job, task)
+            if task.is_async:
+                result = await self._run_async(flight, task, timeout)
+            else:
+                result = await self._run_sync(flight, task, timeout)
+            if flight.timed_out or flight.cancel_requested:
+                # the handler swallowed our cancellation, or its thread returned too late
+                raise self._interrupted(flight)
+            if flight.completed_by_handler:
+                self.counters.completed()
+                return None
+            result_json = None
+            if result is not None:
+                try:
+                    result_json = _validate.result_json(result)
+                except InvalidInput as exc:
+                    raise Permanent(str(exc)) from None
+            return Outcome(flight, Completion(job.id, flight.owned.token, result_json))
+        except LeaseLost as exc:
+            # ctx.complete_in(), ctx.heartbeat() or ctx.ensure_owned() found the job re-owned
+            if not flight.lost:
+                flight.lost = True
+                self.counters.add("lease_lost")
+            log.warning("lease.lost: job %s: %s matched no row: outcome dropped", job.id,
+                        exc.operation, extra={"event": "lease.lost", "job_id": job.id})
+            return None
+        except asyncio.CancelledError:
+            if flight.lost or not (flight.timed_out or flight.cancel_requested):
+                raise
+            return self._failed(flight, self._interrupted(flight))
+        except Exception as exc:
+            if flight.cancel_requested:
+                exc = JobCancelled(f"cancelled by an operator; handler raised {describe(exc)}")
+            elif isinstance(exc, ChildTimedOut):
+                exc = JobTimeout(str(exc))
+            elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
+                exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
+            return self._failed(flight, exc)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
+            # raised by the handler itself: a failure of its job, never an exit of the worker
+            return self._failed(flight, HandlerExit(f"the handler raised {describe(exc)}"))
+
+    async def _run_async(self, flight: InFlight, task: Task[Any, Any],
+                         timeout: float | None) -> Any:
+        args = (self.make_context(flight),) if task.wants_context else ()
+        coro: Coroutine[Any, Any, Any] = task.fn(*args, **flight.job.payload)
+        if timeout is None:
+            return await coro  # most handlers: no timer
+        handle = asyncio.get_running_loop().call_later(timeout, self._time_out, flight)
+        try:
+            return await coro
+        finally:
+            handle.cancel()
+
+    async def _run_sync(self, flight: InFlight, task: Task[Any, Any],
+                        timeout: float | None) -> Any:
+        loop = asyncio.get_running_loop()
+        payload = flight.job.payload
+        if task.isolation == "process":
+            args: tuple[Any, ...] = ((IsolatedContext(flight.job, flight.attempt,
+                                                      self.worker_id),)
+                                     if task.wants_context else ())
+            stop = lambda: flight.lost or flight.cancel_requested  # noqa: E731
+            call = functools.partial(run_in_child, task.fn.__module__, task.name, args,
+                                     payload, timeout, stop)
+            timeout = None  # enforced by killing the child
+        else:
+            args = (self.make_context(flight),) if task.wants_context else ()
+            call = functools.partial(contextvars.copy_context().run, task.fn, *args, **payload)
+        future = loop.run_in_executor(self.threads, call)
+        handle = None if timeout is None else loop.call_later(timeout, self._time_out, flight)
+        try:
+            while True:
+                try:
+                    return await asyncio.shield(future)
+                except asyncio.CancelledError:
+                    current = asyncio.current_task()
+                    if self.giving_up or current is None:
+                        raise
+                    # A thread cannot be interrupted: its job stays held (slot, lease) until
+                    # it returns, so no retry of it can overlap this attempt.
+                    current.uncancel()
+                    if flight.timed_out and not flight.lost:
+                        log.warning("job %s ran past its timeout; its sync handler cannot be "
+                                    "interrupted and still holds its slot (isolation="
+                                    "'process' enforces timeouts)", flight.job.id)
+        except ChildStopped:
+            raise asyncio.CancelledError() from None
+        finally:
+            if handle is not None:
+                handle.cancel()
+
+    def _time_out(self, flight: InFlight) -> None:
+        if flight.task is not None and not flight.task.done() and not flight.lost:
+            flight.timed_out = True
+            flight.task.cancel()
+
+    def _interrupted(self, flight: InFlight) -> Exception:
+        if flight.cancel_requested:
+            return JobCancelled("cancelled by an operator while running")
+        timeout = _timeout(flight.job, self.app.tasks.get(flight.job.task))
+        return JobTimeout(f"ran longer than its timeout of {timeout}s")
+
+    def _failed(self, flight: InFlight, exc: BaseException) -> Outcome:
+        task = self.app.tasks.get(flight.job.task)
+        failure = failure_for(flight.job, exc, attempt=flight.attempt, worker_id=self.worker_id,
+                              policy=task.retry if task is not None else None,
+                              token=flight.owned.token)
+        if isinstance(exc, UnknownTask):
+            log.warning("job %s: %s", flight.job.id, exc)
+        else:
+            log.info("job.failed: job %s (%s) attempt %s: %s", flight.job.id, flight.job.task,
+                     flight.attempt, describe(exc),
+                     extra={"event": "job.failed", "job_id": flight.job.id})
+        return Outcome(flight, failure=failure)
+
+
+def _lease_length(job: Job, fallback: float) -> float:
+    if job.lease_until is not None and job.updated_at is not None:
+        return max((job.lease_until - job.updated_at).total_seconds(), 0.05)
+    return fallback
 
 
 def _timeout(job: Job, task: Task[Any, Any] | None) -> float | None:
@@ -65,107 +338,19 @@ def _timeout(job: Job, task: Task[Any, Any] | None) -> float | None:
     return job.timeout or (task.timeout if task else None)
 
 
-def _time_out(flight: InFlight) -> None:
-    if flight.task is not None and not flight.task.done():
-        flight.timed_out = True
-        flight.task.cancel()
-
-
-@types.coroutine
-def _resume(
-    coro: Coroutine[Any, Any, None], waiting_on: Any
-) -> Generator[Any, Any, None]:
-    """Continues a coroutine whose first step ran outside any Task: hands the Task what it
-    waits on, then relays every value, result and exception between the two (`yield from`,
-    for a coroutine already started)."""
-    while True:
-        try:
-            sent = yield waiting_on
-        except BaseException as exc:  # noqa: BLE001 - cancellation included: passed on
-            try:
-                waiting_on = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                waiting_on = coro.send(sent)
-            except StopIteration:
-                return
-
-
-async def run_job(rt: Runtime, flight: InFlight) -> None:
-    job = flight.job
-    task = rt.app.tasks.get(job.task)
-    outcome: Outcome
+def _wrong_arguments(task: Task[Any, Any], job: Job) -> bool:
+    """Whether the payload cannot bind to the handler's signature: retrying cannot help."""
+    args: tuple[Any, ...] = (None,) if task.wants_context else ()
     try:
-        if task is None:
-            raise UnknownTask(
-                f"no task {job.task!r} is registered in this worker "
-                f"(known: {sorted(rt.app.tasks)[:20]})"
-            )
-        if type(job.payload) is not dict:
-            if isinstance(job.payload, CorruptRow):
-                raise BadPayload(str(job.payload))
-            if not isinstance(job.payload, dict):
-                raise BadPayload(f"payload is a {type(job.payload).__name__}, not a JSON object")
-        args: tuple[Any, ...] = ()
-        if task.wants_context:
-            from claimq.worker import JobContext  # here: a cycle, and most handlers need none
-
-            args = (JobContext(job=job, attempt=flight.attempt, worker_id=rt.worker_id,
-                               _flight=flight, _rt=rt),)
-        if task.is_async:
-            result = await task.fn(*args, **job.payload)
-        else:
-            call = functools.partial(
-                contextvars.copy_context().run, task.fn, *args, **job.payload
-            )
-            # A thread cannot be interrupted: on timeout the slot is freed and the thread's
-            # eventual result is ignored.
-            result = await asyncio.get_running_loop().run_in_executor(rt.handler_pool, call)
-        if flight.completed_by_handler:
-            rt.state.completed()
-            rt.state.forget(job.id)
-            return
-        result_json = None
-        if result is not None:
-            try:
-                result_json = _validate.result_json(result)
-            except InvalidInput as exc:
-                raise Permanent(str(exc)) from None
-        outcome = Outcome(flight, Completion(job.id, job.claim_token or "", result_json))
-    except asyncio.CancelledError:
-        if flight.timed_out and not flight.lost:
-            outcome = _failed(rt, flight, JobTimeout(
-                f"ran longer than its timeout of {_timeout(job, task)}s"))
-        elif flight.cancel_requested and not flight.lost:
-            outcome = _failed(rt, flight, JobCancelled("cancelled by an operator while running"))
-        else:
-            rt.state.forget(job.id)  # shutdown or lost lease: whoever cancelled handles it
-            raise
-    except LeaseLost as exc:
-        # ctx.complete_in() or ctx.heartbeat() found the job re-owned: nothing to report.
-        if not flight.lost:
-            flight.lost = True
-            rt.state.count("lease_lost")
-        log.warning("job %s: %s matched no row: lease lost, outcome dropped", job.id,
-                    exc.operation)
-        rt.state.forget(job.id)
-        return
-    except Exception as exc:
-        if flight.cancel_requested:
-            exc = JobCancelled(f"cancelled by an operator; handler raised {exc!r}")
-        elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
-            exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
-        outcome = _failed(rt, flight, exc)
-    if flight.lost:
-        log.warning("job %s finished after its lease was lost; outcome dropped", job.id)
-        rt.state.forget(job.id)
-        return
-    rt.submit(outcome)
+        inspect.signature(task.fn).bind(*args, **job.payload)
+    except TypeError:
+        return True
+    except ValueError:  # no signature to inspect (a builtin): assume the call was fine
+        return False
+    return False
 
 
-class HandlerThreads(Executor):
+class HandlerThreads(_FutureExecutor):
     """The threads that run sync handlers: at most `max_workers`, started on demand, reused.
 
     They are daemon threads. A handler that outlives its timeout, its cancellation or the grace
@@ -224,28 +409,3 @@ class HandlerThreads(Executor):
                     item[0].cancel()
         for _ in range(threads):
             self._work.put(None)
-
-
-def _wrong_arguments(task: Task[Any, Any], job: Job) -> bool:
-    """Whether the payload cannot bind to the handler's signature: retrying cannot help."""
-    args: tuple[Any, ...] = (None,) if task.wants_context else ()
-    try:
-        inspect.signature(task.fn).bind(*args, **job.payload)
-    except TypeError:
-        return True
-    except ValueError:  # no signature to inspect (a builtin): assume the call was fine
-        return False
-    return False
-
-
-def _failed(rt: Runtime, flight: InFlight, exc: BaseException) -> Outcome:
-    task = rt.app.tasks.get(flight.job.task)
-    policy = task.retry if task is not None else None
-    failure = failure_for(flight.job, exc, attempt=flight.attempt, worker_id=rt.worker_id,
-                          policy=policy)
-    if not isinstance(exc, UnknownTask):
-        log.info("job %s (%s) attempt %s failed: %s: %s", flight.job.id, flight.job.task,
-                 flight.attempt, type(exc).__name__, exc)
-    else:
-        log.warning("job %s: %s", flight.job.id, exc)
-    return Outcome(flight, failure=failure)

@@ -30,17 +30,41 @@ class BadPayload(Exception):  # noqa: N818
     """The stored payload is not a JSON object (written by another client)."""
 
 
+class HandlerExit(Exception):  # noqa: N818
+    """The handler raised KeyboardInterrupt, SystemExit or GeneratorExit: its job failed; the
+    worker goes on."""
+
+
+def describe(error: BaseException) -> str:
+    """`Type: message`, even for an exception whose __str__ itself raises."""
+    return f"{type(error).__name__}: {_text(error)}"
+
+
+def _text(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception as exc:  # noqa: BLE001 - user code: its __str__ may do anything
+        return f"<str() of the exception raised {type(exc).__name__}>"
+
+
+def _traceback(error: BaseException) -> str:
+    try:
+        return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    except Exception:  # noqa: BLE001 - formatting calls str() on it
+        return "".join(traceback.format_tb(error.__traceback__)) + describe(error)
+
+
 def error_entry(job: Job, error: BaseException, attempt: int, worker_id: str | None) -> dict[
     str, object
 ]:
-    tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    tb = _traceback(error)
     return {
         "attempt": attempt,
         "at": datetime.now(UTC).isoformat(),
         "worker": worker_id,
         "error": type(error).__name__,
         # NUL cannot be stored in PostgreSQL text or jsonb: keep it visible, not fatal
-        "message": str(error)[:MAX_MESSAGE].replace("\x00", "\\x00"),
+        "message": _text(error)[:MAX_MESSAGE].replace("\x00", "\\x00"),
         "traceback": tb[-MAX_TRACEBACK:].replace("\x00", "\\x00"),
     }
 
@@ -52,10 +76,11 @@ def failure_for(
     attempt: int,
     worker_id: str | None,
     policy: RetryPolicy | None = None,
+    token: str | None = None,
 ) -> Failure:
     """Retry(after) -> that delay; Permanent/cancel/bad payload -> dead now; timeout, unknown task
     and anything else -> backoff, dead letters once attempts run out (with a matching reason)."""
-    token = job.claim_token or ""
+    token = token if token is not None else job.claim_token or ""
     entry = error_entry(job, error, attempt, worker_id)
     if isinstance(error, Permanent | BadPayload):
         return Failure(job.id, token, entry, 0.0, DeadReason.PERMANENT_ERROR, permanent=True)

@@ -8,44 +8,67 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import TYPE_CHECKING
 
-from claimq._worker.dbcall import is_transient
-
-if TYPE_CHECKING:
-    from claimq.worker import Runtime
+from claimq._worker.dbcall import DB, is_transient
+from claimq._worker.inflight import Counters
+from claimq._worker.service import Service
+from claimq.backends.base import Backend
 
 log = logging.getLogger("claimq.worker")
 
+REAP_BATCH = 1000
 
-async def reap_loop(rt: Runtime) -> None:
-    while not rt.state.stopping.is_set():
-        await asyncio.sleep(rt.reap_interval * (0.5 + random.random()))
-        try:
-            result = await rt.db.call(rt.backend.reap, 1000)
-        except Exception as exc:
-            if not is_transient(exc):
-                log.exception("reaper failed")
-            continue
-        if result.requeued or result.dead:
-            rt.state.count("reaped", len(result.requeued) + len(result.dead))
-            log.info("reaper: %d expired lease(s) back to pending, %d to dead letters",
-                     len(result.requeued), len(result.dead))
+
+class Reaper(Service):
+    name = "reaper"
+
+    def __init__(self, backend: Backend, db: DB, counters: Counters, *, interval: float,
+                 stopping: asyncio.Event) -> None:
+        self.backend = backend
+        self.db = db
+        self.counters = counters
+        self.interval = interval
+        self.stopping = stopping
+
+    async def run(self) -> None:
+        while not self.stopping.is_set():
+            await asyncio.sleep(self.interval * (0.5 + random.random()))
+            try:
+                result = await self.db.call(self.backend.reap, REAP_BATCH)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                continue  # the database is away: the heartbeater says so
+            if result.requeued or result.dead:
+                self.counters.add("reaped", len(result.requeued) + len(result.dead))
+                log.info("reaper: %d expired lease(s) back to pending, %d to dead letters",
+                         len(result.requeued), len(result.dead))
 
 
 TIDY_EVERY = 2.0  # seconds between checks of the dead-row count (one cheap statistics query)
 TIDY_MIN_DEAD = 20_000
 
 
-async def tidy_loop(rt: Runtime) -> None:
-    while not rt.state.stopping.is_set():
-        await asyncio.sleep(TIDY_EVERY * (0.5 + random.random()))
-        try:
-            if await rt.db.call(rt.backend.tidy, TIDY_MIN_DEAD):
-                rt.state.count("vacuums")
-        except Exception as exc:
-            if is_transient(exc):
-                continue
-            # Most likely not the table's owner: autovacuum is left to do it alone.
-            log.warning("vacuuming the jobs table failed (%s); leaving it to autovacuum", exc)
-            return
+class Tidier(Service):
+    name = "tidier"
+
+    def __init__(self, backend: Backend, db: DB, counters: Counters, *,
+                 stopping: asyncio.Event) -> None:
+        self.backend = backend
+        self.db = db
+        self.counters = counters
+        self.stopping = stopping
+
+    async def run(self) -> None:
+        while not self.stopping.is_set():
+            await asyncio.sleep(TIDY_EVERY * (0.5 + random.random()))
+            try:
+                if await self.db.call(self.backend.tidy, TIDY_MIN_DEAD):
+                    self.counters.add("vacuums")
+            except Exception as exc:
+                if is_transient(exc):
+                    continue
+                # Most likely not the table's owner: autovacuum is left to do it alone.
+                log.warning("vacuuming the jobs table failed (%s); leaving it to autovacuum",
+                            exc)
+                return

@@ -15,9 +15,9 @@ Table = Literal["live", "archive", "dead"]
 UNSET: Any = object()  # "leave this setting as it is", distinct from None ("clear it")
 
 
-@dataclass(frozen=True, slots=True)
-class Owned:
-    """A job the caller believes it owns: the pair every guarded write matches on."""
+class Owned(NamedTuple):
+    """A job the caller believes it owns: the pair every guarded write matches on (a named
+    tuple: the worker makes one per claimed job and keys its claims by it)."""
 
     id: int
     token: str

@@ -1,0 +1,101 @@
+"""Claims: the one round trip that writes outcomes and claims jobs for the slots they free
+(backend.settle), for the fetcher and the completer alike, and the recovery of jobs claimed by a
+call whose answer was lost."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from claimq._worker.dbcall import DB, GaveUp
+from claimq._worker.inflight import Counters, Registry
+from claimq.backends.base import Backend, ClaimRequest, Completion, Failure, Settled
+
+log = logging.getLogger("claimq.worker")
+
+
+class Claims:
+    def __init__(
+        self,
+        backend: Backend,
+        db: DB,
+        registry: Registry,
+        counters: Counters,
+        *,
+        worker_id: str,
+        queues: Sequence[str] | None,
+        lease: float | None,
+        batch: int,
+        on_loop: bool,
+        stopping: Callable[[], bool],
+    ) -> None:
+        self.backend = backend
+        self.db = db
+        self.registry = registry
+        self.counters = counters
+        self.worker_id = worker_id
+        self.queues = queues
+        self.lease = lease
+        self.batch = batch
+        self.on_loop = on_loop  # the backend settles on this loop's own connections
+        self.stopping = stopping
+        # A claim whose answer never came (connection lost): it may have claimed jobs in the
+        # database that this worker does not know of. No new claims until recover() ran.
+        self.unknown = False
+        self._recovering = False
+
+    def reserve(self) -> int:
+        """Promises free slots to a claim about to be made (so two claims never overshoot)."""
+        if self.stopping() or self.unknown:
+            return 0
+        return self.registry.reserve(self.batch)
+
+    def request(self, wanted: int) -> ClaimRequest | None:
+        if wanted <= 0 or self.stopping():
+            return None
+        return ClaimRequest(self.worker_id, self.queues, wanted, self.lease, True)
+
+    async def settle(
+        self, done: Sequence[Completion], failures: Sequence[Failure], claim: ClaimRequest | None
+    ) -> Settled:
+        """Writes outcomes and claims (either may be empty) in one round trip. A claim whose
+        answer is lost leaves this worker's claims unknown."""
+        try:
+            if self.on_loop:
+                return await self.db.within_deadline(
+                    self.backend.asettle(done, failures, claim), "settle")
+            return await self.db.call(self.backend.settle, done, failures, claim)
+        except Exception:
+            if claim is not None:
+                self.unknown = True
+            raise
+
+    async def recover(self) -> None:
+        """After a claim whose answer never came, once no other claim is on its way: hand back
+        the jobs the database says this worker holds (leases running) but it does not know of,
+        rather than leave them to wait out their leases. Their attempts are not counted."""
+        if not self.unknown or self._recovering or self.registry.reserved:
+            return
+        self._recovering = True
+        try:
+            held = sorted({f.job.id for f in self.registry.held()})
+            found = await self.db.retry(
+                "finding lost claims", self.backend.orphaned, self.worker_id, held,
+                give_up=self.stopping,
+            )
+            # A claim given up here ran (its attempt counted): the reaper recovers it.
+            orphans = [o for o in found if not self.registry.known(o)]
+            if orphans:
+                released = await self.db.retry(
+                    "releasing lost claims", self.backend.release, orphans, 0.0,
+                    give_up=self.stopping,
+                )
+                self.counters.add("lost_claims_released", len(released))
+                log.warning("handed back %d job(s) claimed by a call whose answer was lost",
+                            len(released))
+            self.unknown = False
+            self.registry.slots_free.set()
+        except GaveUp:
+            pass  # stopping while the database is away: the leases recover those jobs
+        finally:
+            self._recovering = False

@@ -1,0 +1,148 @@
+"""What one worker process holds: its in-flight jobs, keyed by their claim (job id + token),
+and the slots they take."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from claimq.backends.base import Owned
+from claimq.job import Job
+
+GIVEN_UP_KEPT = 1000  # given-up claims remembered before the old ones are pruned
+GIVEN_UP_FOR = 600.0  # seconds: far longer than any lease
+
+
+@dataclass(eq=False, slots=True)
+class InFlight:
+    """One claim of one job, from the claim until its outcome is written or it is given up.
+
+    A claim is never confused with another claim of the same job: the reaper may hand the job
+    back to this very worker while an earlier attempt still runs here."""
+
+    job: Job
+    owned: Owned
+    attempt: int
+    lease_seconds: float
+    lease_deadline: float  # monotonic: past it without a renewal, the lease may be gone
+    started_at: float = 0.0
+    running: bool = False  # its handler has started and not yet returned (holds a slot)
+    finished: bool = False  # its handler returned; its outcome may still be on its way
+    lost: bool = False  # no longer ours: nothing about it may be reported
+    completed_by_handler: bool = False  # ctx.complete_in() committed it in the handler's txn
+    cancel_requested: bool = False  # seen at a heartbeat; read by handler threads
+    timed_out: bool = False
+    task: asyncio.Task[Any] | None = None
+
+    def renew(self, since: float) -> None:
+        """The database extended the lease at or after `since` (monotonic)."""
+        self.lease_deadline = since + self.lease_seconds
+
+    @property
+    def lease_expired(self) -> bool:
+        return time.monotonic() > self.lease_deadline
+
+
+@dataclass
+class Counters:
+    """The worker's counters, reported when it stops (and by its metrics)."""
+
+    values: dict[str, int] = field(default_factory=dict)
+    last_completed_at: float = 0.0  # monotonic: when the latest completion was written
+
+    def completed(self, n: int = 1) -> None:
+        if n:  # stamped first: whoever sees the new count sees its time
+            self.last_completed_at = time.monotonic()
+        self.add("completed", n)
+
+    def add(self, name: str, n: int = 1) -> None:
+        self.values[name] = self.values.get(name, 0) + n
+
+    def get(self, name: str) -> int:
+        return self.values.get(name, 0)
+
+
+class Registry:
+    """The claims this worker holds, and the slots they leave free.
+
+    A slot is taken from the claim until the handler returns, and stays taken by a handler that
+    runs on after its job was lost or timed out (a thread cannot be interrupted): the worker
+    never claims work it cannot start. Outcomes still on their way are bounded too, to one more
+    batch than there are slots."""
+
+    def __init__(self, concurrency: int, counters: Counters) -> None:
+        self.concurrency = concurrency
+        self.counters = counters
+        self._claims: dict[Owned, InFlight] = {}
+        self._newest: dict[int, InFlight] = {}  # per job id, its latest claim here
+        # Claims given up here (lease lost or feared lost) and forgotten since: their attempt
+        # was used, so they are never taken for claims whose answer was lost.
+        self._given_up: dict[Owned, float] = {}
+        self.reserved = 0  # slots promised to a claim still on its way
+        self.slots_free = asyncio.Event()
+        self.handler_done = asyncio.Event()
+
+    def __iter__(self) -> Iterator[InFlight]:
+        return iter(list(self._claims.values()))
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def known(self, owned: Owned) -> bool:
+        """Whether this claim was ever ours here (held now, or given up recently)."""
+        return owned in self._claims or owned in self._given_up
+
+    def newest(self, job_id: int) -> InFlight | None:
+        return self._newest.get(job_id)
+
+    def held(self) -> list[InFlight]:
+        """The claims still ours (their leases to keep)."""
+        return [f for f in self._claims.values() if not f.lost]
+
+    @property
+    def free(self) -> int:
+        busy = sum(1 for f in self._claims.values() if not f.finished)
+        free = min(self.concurrency - busy, 2 * self.concurrency - len(self._claims))
+        return max(free - self.reserved, 0)
+
+    def reserve(self, at_most: int) -> int:
+        n = min(self.free, at_most)
+        self.reserved += n
+        return n
+
+    def unreserve(self, n: int) -> None:
+        self.reserved -= n
+
+    def add(self, flight: InFlight) -> InFlight | None:
+        """Registers a new claim; returns this job's earlier claim here, if one is still
+        registered (the database gave the job out again, so that claim is lost for sure)."""
+        earlier = self._newest.get(flight.job.id)
+        self._claims[flight.owned] = flight
+        self._newest[flight.job.id] = flight
+        return earlier
+
+    def finish(self, flight: InFlight) -> None:
+        """Its handler returned (the outcome, if any, goes to the completer)."""
+        flight.running = False
+        flight.finished = True
+        self.handler_done.set()
+
+    def forget(self, flight: InFlight) -> None:
+        """Drops the claim: its outcome was written, or it is lost and nothing of it runs."""
+        if self._claims.get(flight.owned) is flight:
+            del self._claims[flight.owned]
+        if self._newest.get(flight.job.id) is flight:
+            del self._newest[flight.job.id]
+        if flight.lost:
+            now = time.monotonic()
+            self._given_up[flight.owned] = now
+            if len(self._given_up) > GIVEN_UP_KEPT:
+                self._given_up = {o: t for o, t in self._given_up.items()
+                                  if now - t < GIVEN_UP_FOR}
+        flight.running = False
+        flight.finished = True
+        self.handler_done.set()
+        self.slots_free.set()

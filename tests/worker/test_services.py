@@ -1,0 +1,188 @@
+"""The worker's services in-process: the supervisor restarts a service that fails, says so
+under a stable event name, and stops the worker when a failure cannot be cured; a fault
+injected once into each service's database call leaves every job finished exactly once.
+
+Faults are injected by wrapping the real backend (a real SQLite file, a real PostgreSQL
+schema); nothing about the database is faked."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from polling import archived, dead, live, wait_until
+
+from claimq import App
+from claimq._worker.service import Service, Supervisor
+from claimq.errors import DatabaseError, MigrationError, WorkerFailed
+from claimq.worker import Worker
+
+pytestmark = pytest.mark.timeout(120)
+
+
+# -- the supervisor alone ---------------------------------------------------------------------
+
+
+class Flaky(Service):
+    name = "flaky"
+
+    def __init__(self, failures: list[BaseException]) -> None:
+        self.failures = failures
+        self.runs = 0
+        self.done = asyncio.Event()
+
+    async def run(self) -> None:
+        self.runs += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        self.done.set()
+
+
+def test_supervisor_restarts_a_failing_service_and_logs_it(caplog: pytest.LogCaptureFixture
+                                                           ) -> None:
+    fatal: list[BaseException] = []
+
+    async def main() -> Flaky:
+        supervisor = Supervisor(on_fatal=fatal.append)
+        service = Flaky([RuntimeError("one"), ValueError("two")])
+        supervisor.start(service)
+        await asyncio.wait_for(service.done.wait(), 10)
+        await supervisor.join(service.name)
+        assert supervisor.restarts == {"flaky": 2}
+        return service
+
+    with caplog.at_level(logging.ERROR, logger="claimq.worker"):
+        service = asyncio.run(main())
+    assert service.runs == 3
+    assert not fatal
+    events = [r for r in caplog.records if getattr(r, "event", None) == "loop.restarted"]
+    assert [r.service for r in events] == ["flaky", "flaky"]  # type: ignore[attr-defined]
+    assert {type(r.exc_info[1]) for r in events if r.exc_info} == {RuntimeError, ValueError}
+
+
+def test_supervisor_stops_on_a_failure_restarting_cannot_cure() -> None:
+    fatal: list[BaseException] = []
+
+    async def main() -> Flaky:
+        supervisor = Supervisor(on_fatal=fatal.append)
+        service = Flaky([MigrationError("tables gone")])
+        supervisor.start(service)
+        await supervisor.join(service.name)
+        return service
+
+    service = asyncio.run(main())
+    assert service.runs == 1
+    assert [type(e) for e in fatal] == [MigrationError]
+
+
+# -- a real worker, one fault injected into one service's database call ----------------------
+
+
+class FaultOnce:
+    """The real backend, except that `method` raises `error` the first time it is called."""
+
+    def __init__(self, backend: Any, method: str, error: BaseException) -> None:
+        self._backend = backend
+        self._method = method
+        self._error: BaseException | None = error
+        self.injected = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._backend, name)
+        if name != self._method:
+            return value
+
+        def once(*args: Any, **kwargs: Any) -> Any:
+            if self._error is not None:
+                error, self._error = self._error, None
+                self.injected.set()
+                raise error
+            return value(*args, **kwargs)
+
+        return once
+
+
+def _run_in_thread(worker: Worker) -> Callable[[], dict[str, int]]:
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["counters"] = worker.run(install_signals=False)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+
+    def stop() -> dict[str, int]:
+        worker.stop()
+        thread.join(60)
+        assert not thread.is_alive(), "the worker did not stop"
+        if "error" in result:
+            raise result["error"]
+        return result["counters"]  # type: ignore[no-any-return]
+
+    return stop
+
+
+@pytest.fixture
+def fault_app(db_url: str) -> Iterator[App]:
+    app = App(db_url)
+    app.migrate()
+
+    @app.task(name="svc.sleepy")
+    async def sleepy(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "ok"
+
+    yield app
+    app.close()
+
+
+# (method, lease): a lease shorter than the jobs' run, so heartbeats must keep going after
+# the fault for every job to finish on its first attempt.
+FAULTS = [("heartbeat", 0.6), ("reap", 0.6), ("settle", 5.0)]
+
+
+@pytest.mark.parametrize(("method", "lease"), FAULTS, ids=[m for m, _ in FAULTS])
+def test_a_fault_in_a_service_is_logged_restarted_and_loses_nothing(
+    fault_app: App, method: str, lease: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = fault_app
+    real = app.backend
+    if method == "settle" and hasattr(real, "asettle"):
+        method = "asettle"  # PostgreSQL's worker settles on its event loop
+    ids = [app.enqueue("svc.sleepy", {"seconds": 1.2}) for _ in range(6)]
+    faulty = FaultOnce(real, method, DatabaseError("injected fault"))
+    app._backend = faulty  # type: ignore[assignment]
+    worker = Worker(app, concurrency=3, lease=lease, poll_interval=0.1)
+    with caplog.at_level(logging.INFO, logger="claimq.worker"):
+        stop = _run_in_thread(worker)
+        try:
+            assert faulty.injected.wait(30), f"{method} was never called"
+            wait_until(lambda: len(archived(app)) == len(ids), 60, "every job archived")
+        finally:
+            counters = stop()
+    app._backend = real
+    jobs = archived(app)
+    assert sorted(j.id for j in jobs) == ids
+    assert all(j.attempts == 1 for j in jobs), [(j.id, j.attempts) for j in jobs]
+    assert not dead(app) and not live(app)
+    assert counters.get("lease_lost", 0) == 0 and counters.get("reaped", 0) == 0, counters
+    said = [r for r in caplog.records if r.exc_info and "injected fault" in str(r.exc_info[1])]
+    assert said, f"nothing logged the injected fault in {method}"
+
+
+def test_schema_gone_stops_the_worker_non_zero(fault_app: App) -> None:
+    app = fault_app
+    real = app.backend
+    app._backend = FaultOnce(real, "heartbeat", MigrationError("claimq's tables are gone"))
+    app.enqueue("svc.sleepy", {"seconds": 2})
+    worker = Worker(app, concurrency=1, lease=0.6, poll_interval=0.1)
+    with pytest.raises(WorkerFailed, match="tables are gone"):
+        asyncio.run(asyncio.wait_for(worker.arun(install_signals=False), 60))
+    app._backend = real
