@@ -31,10 +31,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import chaos_biz as biz
+_CHAOS = str(Path(__file__).resolve().parent.parent / "chaos")
+if _CHAOS not in sys.path:  # chaos_biz, when imported by a test of tests/worker alone
+    sys.path.insert(0, _CHAOS)
 
-from claimq import App, LeaseLost, RetryPolicy
-from claimq.worker import JobContext, Worker
+import chaos_biz as biz  # noqa: E402
+
+from claimq import App, LeaseLost, RetryPolicy  # noqa: E402
+from claimq.worker import JobContext, Worker  # noqa: E402
 
 log = logging.getLogger("hostile")
 FAST_RETRY = RetryPolicy(base=0.05, factor=2.0, cap=0.2, jitter=0.5)
