@@ -174,3 +174,54 @@ def test_sync_handler_past_its_timeout_in_a_max_workers_1_queue(happ: App, spawn
     assert not stalled, f"jobs processing without a started run (job, token) -> s: {stalled}"
     check_invariants(happ, {slow: TIMEOUT, healthy: ARCHIVE}, effects_for_archived=False)
     assert_still_working(happ, worker, worker_id)
+
+
+def _all_together(happ: App, spawn_hostile, rounds: int) -> None:
+    """Every hostile case `rounds` times, with context-variable and plain jobs, all at once on
+    two workers, the chaos suite's ownership sampler running throughout: every job as its case
+    says, no overlapping attempts, no moment with two valid owners, the invariants at the end,
+    both workers alive, one still claiming after the other stopped."""
+    from chaos_harness import Sampler
+
+    first = spawn_hostile(happ.url, **OPTIONS)
+    first_id = first.wait_started()
+    second = spawn_hostile(happ.url, **OPTIONS)
+    second.wait_started()
+    sampler = Sampler(happ)
+    sampler.start()
+    expected: dict[int, Case] = {}
+    try:
+        for _ in range(rounds):
+            for case in CASES:
+                expected[happ.enqueue(case.task, case.payload)] = case
+            for task in ("h.ctxvar_async", "h.ctxvar_sync", "h.normal_async", "h.normal_sync"):
+                expected[happ.enqueue(task, {})] = Case(task, ARCHIVE, 1)
+        wait_done(happ, [first, second], expected, timeout=30 + 10 * rounds)
+    finally:
+        sampler.stop.set()
+        sampler.join(5)
+    for job_id, case in expected.items():
+        check_outcome(happ, job_id, case.want, error=case.error, attempts=case.attempts)
+        if case.result is not None:
+            assert happ.get_job(job_id).result == case.result, (job_id, case.task)
+        if case.task.startswith("h.ctxvar"):
+            assert happ.get_job(job_id).result == {"seen_before": None,
+                                                   "after": f"job-{job_id}"}
+    assert_no_overlap(happ, expected)
+    assert sampler.samples > 0 and not sampler.errors, sampler.errors[:3]
+    assert not sampler.violations, f"two valid owners of one job: {sampler.violations[:5]}"
+    check_invariants(happ, {i: c.want for i, c in expected.items()}, effects_for_archived=False)
+    assert first.alive() and second.alive()
+    assert second.stop() == 0
+    assert_still_working(happ, first, first_id)
+
+
+def test_all_hostile_handlers_together(happ: App, spawn_hostile) -> None:
+    _all_together(happ, spawn_hostile, rounds=1)
+
+
+@pytest.mark.soak
+@pytest.mark.timeout(600)
+def test_all_hostile_handlers_together_soak(happ: App, spawn_hostile) -> None:
+    """The same, ten rounds (CI may run only the one-round form: `-m "not soak"`)."""
+    _all_together(happ, spawn_hostile, rounds=10)
