@@ -221,9 +221,10 @@ def check_outcome(app: App, job_id: int, want: Expect, error: str | None = None,
 
 
 class UnstartedSampler(threading.Thread):
-    """Every 0.1 s, in one read: jobs of `queue` that are `processing` while no run of their
-    current token has started. Records, per (job, token), how long that lasted at most: a job a
-    worker claimed (its lease renewed, nobody else allowed to take it) that it could not start."""
+    """Every 0.1 s, in one read: jobs of `queue` that are claimed (fetched or processing) while
+    no run of their current token has started. Records, per (job, token), how long that lasted
+    at most: a job a worker claimed (its lease renewed, nobody else allowed to take it) that it
+    could not start."""
 
     def __init__(self, app: App, queue: str) -> None:
         super().__init__(daemon=True)
@@ -241,13 +242,13 @@ class UnstartedSampler(threading.Thread):
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 jobs = [(r["id"], str(r["claim_token"])) for r in conn.execute(
                     f"SELECT id, claim_token FROM {schema}.jobs"
-                    " WHERE status = 'processing' AND queue = %s", (self.queue,))]
+                    " WHERE status IN ('fetched', 'processing') AND queue = %s", (self.queue,))]
                 tokens = {str(r["token"]) for r in conn.execute(
                     f"SELECT token FROM {schema}.chaos_runs")}
             else:
                 jobs = [(r[0], r[1]) for r in conn.execute(
                     "SELECT id, claim_token FROM claimq_jobs"
-                    " WHERE status = 'processing' AND queue = ?", (self.queue,))]
+                    " WHERE status IN ('fetched', 'processing') AND queue = ?", (self.queue,))]
                 tokens = {r[0] for r in conn.execute("SELECT token FROM chaos_runs")}
         return jobs, tokens
 

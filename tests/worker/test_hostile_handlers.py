@@ -148,7 +148,7 @@ def test_sync_handler_past_its_timeout_in_a_max_workers_1_queue(happ: App, spawn
     holds its slot until its thread ends, so no two runs of the queue are ever open at once
     (neither two attempts of the job nor the healthy job beside one), each attempt counts as
     timed out and the job is dead with `timeout` after 3 attempts; the healthy job is
-    archived and is never `processing` for long without having started."""
+    archived and is never held claimed (fetched or processing) for long without having started."""
     worker = spawn_hostile(happ.url, **{**OPTIONS, "concurrency": 2})
     worker_id = worker.wait_started()
     sampler = UnstartedSampler(happ, "single")
@@ -170,6 +170,7 @@ def test_sync_handler_past_its_timeout_in_a_max_workers_1_queue(happ: App, spawn
         f"{[(r.job_id, r.attempt, r.started, r.ended) for r in queue_runs]}"
     )
     assert_no_overlap(happ, [slow, healthy])
+    assert not sampler.errors, sampler.errors[:3]
     stalled = {k: round(v, 2) for k, v in sampler.longest.items() if v > 1.5}
     assert not stalled, f"jobs processing without a started run (job, token) -> s: {stalled}"
     check_invariants(happ, {slow: TIMEOUT, healthy: ARCHIVE}, effects_for_archived=False)
