@@ -77,21 +77,30 @@ class JobContext:
         extends its lease. Raises LeaseLost when it does not (or when ownership cannot be
         confirmed): call it right before an external side effect. From a sync handler; async
         handlers await `aensure_owned()`."""
-        if self._flight.lost:
+        if not self._confirm_owned():
+            self._loop.call_soon_threadsafe(self._give_up)
             raise LeaseLost(self.job.id, "ensure_owned")
+
+    async def aensure_owned(self) -> None:
+        if not await asyncio.to_thread(self._confirm_owned):
+            self._give_up()
+            raise LeaseLost(self.job.id, "ensure_owned")
+
+    def _confirm_owned(self) -> bool:
+        if self._flight.lost:
+            return False
         sent = time.monotonic()
         result = self._backend.heartbeat([self._flight.owned], self._lease)
         if self.job.id not in result.alive:
-            if self.job.id in result.lost:
-                self._loop.call_soon_threadsafe(self._abandon, self._flight,
-                                                "ensure_owned found the job re-owned")
-            raise LeaseLost(self.job.id, "ensure_owned")
+            return False
         self._flight.renew(sent)
         if self.job.id in result.cancel_requested:
             self._flight.cancel_requested = True
+        return True
 
-    async def aensure_owned(self) -> None:
-        await asyncio.to_thread(self.ensure_owned)
+    def _give_up(self) -> None:
+        # The handler learns it from LeaseLost and ends by itself: no cancellation.
+        self._abandon(self._flight, "ensure_owned found the job no longer ours", cancel=False)
 
     def heartbeat(self) -> None:
         """Extend this job's lease now (from a sync handler). Raises LeaseLost."""
@@ -202,7 +211,7 @@ class Worker:
         finished = asyncio.Event()  # the completer wrote its last outcome
         counters = self.counters
         registry = Registry(self.concurrency, counters)
-        db = DB(threads=4, deadline=_db_deadline(self.lease))
+        db = DB(deadline=_db_deadline(self.lease))
         claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
                         queues=self.queues, lease=self.lease, batch=self.batch,
                         on_loop=on_loop, stopping=stopping.is_set)

@@ -432,7 +432,9 @@ async def guarded_effect_async(
             break
     try:
         await ctx.aensure_owned()  # type: ignore[attr-defined]
-    except LeaseLost:
+    except (LeaseLost, asyncio.CancelledError):
+        # Refused by its own check, or first by the worker, whose heartbeat found the lease
+        # lost after the freeze and cancelled the handler: no side effect either way.
         mark(ctx, "guard-refused")
         raise
     _append(Path(folder) / "effects.jsonl", {"job": ctx.id, "attempt": ctx.attempt,

@@ -8,9 +8,9 @@ import logging
 import random
 import sqlite3
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from claimq._worker.threads import Threads
 from claimq.errors import ClaimqError, DatabaseUnavailable
 
 T = TypeVar("T")
@@ -45,8 +45,10 @@ class DB:
     dropped) must not hang a loop past the leases it keeps. A call past its deadline raises
     DatabaseUnavailable; its thread is left to the driver's own socket timeouts."""
 
-    def __init__(self, threads: int = 4, deadline: float = 10.0) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="claimq-db")
+    def __init__(self, threads: int = 32, deadline: float = 10.0) -> None:
+        # Threads start on demand: a few serve a worker; calls stuck on dead connections each
+        # hold one, and the next call gets a fresh thread (and a fresh pooled connection).
+        self.pool = Threads(max_workers=threads, name="claimq-db")
         self.outage = False
         self.deadline = deadline
 
@@ -105,4 +107,4 @@ class DB:
             return result
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.shutdown(cancel_futures=True)

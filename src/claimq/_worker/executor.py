@@ -15,12 +15,8 @@ import contextvars
 import functools
 import inspect
 import logging
-import queue
-import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import Executor as _FutureExecutor
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from claimq import _validate
@@ -42,6 +38,7 @@ from claimq._worker.outcome import (
     describe,
     failure_for,
 )
+from claimq._worker.threads import Threads
 from claimq.backends.base import Backend, Completion, Owned
 from claimq.errors import InvalidInput, LeaseLost, Permanent
 from claimq.job import CorruptRow, Job
@@ -82,7 +79,7 @@ class Executor:
         self.worker_id = worker_id
         self.lease = lease
         self.default_lease = default_lease
-        self.threads = HandlerThreads(max_workers=concurrency)
+        self.threads = Threads(max_workers=concurrency, name="claimq-handler")
         self.make_context = make_context
         self.stopping = False
         self.giving_up = False  # past the grace period: stop waiting for stuck threads
@@ -119,7 +116,7 @@ class Executor:
             flight.task = loop.create_task(self._run(flight, earlier))
         self.counters.add("started", len(flights))
 
-    def abandon(self, flight: InFlight, why: str) -> None:
+    def abandon(self, flight: InFlight, why: str, *, cancel: bool = True) -> None:
         """Gives a claim up without reporting anything: someone else owns the job now (or
         will). Its handler is cancelled; a sync one runs on in its thread, holding its slot."""
         if flight.lost:
@@ -128,6 +125,8 @@ class Executor:
         self.counters.add("lease_lost")
         log.warning("lease.lost: job %s abandoned: %s", flight.job.id, why,
                     extra={"event": "lease.lost", "job_id": flight.job.id})
+        if not cancel:
+            return
         if flight.task is not None and not flight.task.done():
             flight.task.cancel(_ABANDONED)
         elif not flight.running:
@@ -348,64 +347,3 @@ def _wrong_arguments(task: Task[Any, Any], job: Job) -> bool:
     except ValueError:  # no signature to inspect (a builtin): assume the call was fine
         return False
     return False
-
-
-class HandlerThreads(_FutureExecutor):
-    """The threads that run sync handlers: at most `max_workers`, started on demand, reused.
-
-    They are daemon threads. A handler that outlives its timeout, its cancellation or the grace
-    period cannot be interrupted, and its job is no longer ours; with ThreadPoolExecutor's
-    threads, which the interpreter joins at exit, such a handler kept a stopped worker process
-    alive until it returned (forever, if it hangs).
-    """
-
-    def __init__(self, max_workers: int, thread_name_prefix: str = "claimq-handler") -> None:
-        self.max_workers = max_workers
-        self.prefix = thread_name_prefix
-        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
-            queue.SimpleQueue()
-        )
-        self._idle = threading.Semaphore(0)
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._shutdown = False
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        with self._lock:
-            if self._shutdown:
-                raise RuntimeError("cannot run handlers after shutdown")
-            self._work.put((future, functools.partial(fn, *args, **kwargs)))
-            if not self._idle.acquire(blocking=False) and self._threads < self.max_workers:
-                self._threads += 1
-                threading.Thread(
-                    target=self._run, name=f"{self.prefix}-{self._threads}", daemon=True
-                ).start()
-        return future
-
-    def _run(self) -> None:
-        while (item := self._work.get()) is not None:
-            future, call = item
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(call())
-                except BaseException as exc:  # noqa: BLE001 - handed to the awaiting side
-                    future.set_exception(exc)
-            del item, future, call
-            self._idle.release()
-
-    def shutdown(self, wait: bool = False, *, cancel_futures: bool = False) -> None:
-        """Ends the threads once their current handler returns; never waits for them."""
-        with self._lock:
-            self._shutdown = True
-            threads = self._threads
-        if cancel_futures:
-            while True:
-                try:
-                    item = self._work.get_nowait()
-                except queue.Empty:
-                    break
-                if item is not None:
-                    item[0].cancel()
-        for _ in range(threads):
-            self._work.put(None)
