@@ -30,6 +30,7 @@ from claimq.backends.base import (
     Started,
     Table,
 )
+from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import InvalidInput, MigrationError
 from claimq.job import CorruptRow, DeadReason, Job, Status
 
@@ -142,7 +143,7 @@ class SQLiteBackend:
 
     kind = "sqlite"
 
-    def __init__(self, url: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, url: str, clock: Clock | None = None) -> None:
         parsed = urlparse(url)
         if parsed.scheme != "sqlite" or not parsed.path.startswith("/") or parsed.path == "/":
             raise InvalidInput(f"not a SQLite URL (want sqlite:///path.db): {url!r}")
@@ -161,7 +162,12 @@ class SQLiteBackend:
         self.synchronous = options.get("synchronous", "full").lower()
         if self.synchronous not in _SYNCHRONOUS:
             raise InvalidInput(f"synchronous must be one of {sorted(_SYNCHRONOUS)}")
-        self.clock = clock
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        # Seconds since the epoch, as the tables store times: time.time itself for the system
+        # clock (every statement takes its time from Python, the one clock of one machine).
+        self._time: Callable[[], float] = (
+            time.time if is_system(self.clock) else lambda: self.clock.now().timestamp()
+        )
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
@@ -221,7 +227,7 @@ class SQLiteBackend:
         self._local = threading.local()
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock(), UTC)
+        return self.clock.now()
 
     # -- migrations ----------------------------------------------------------------------------
 
@@ -240,7 +246,7 @@ class SQLiteBackend:
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO claimq_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (version, name, self.clock()),
+                    (version, name, self._time()),
                 )
                 applied.append(version)
         return applied
@@ -274,7 +280,7 @@ class SQLiteBackend:
     def _insert(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
     ) -> list[int]:
-        now = self.clock()
+        now = self._time()
         ids: list[int] = []
         seen_queues: set[str] = set()
         for job in jobs:
@@ -328,7 +334,7 @@ class SQLiteBackend:
             return self._claim(conn, ClaimRequest(worker_id, queues, limit, lease, start))
 
     def _claim(self, conn: sqlite3.Connection, req: ClaimRequest) -> list[Job]:
-        now = self.clock()
+        now = self._time()
         queues = None if req.queues is None else json.dumps(list(req.queues))
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
@@ -367,7 +373,7 @@ class SQLiteBackend:
         if not owned:
             return []
         with self._write() as conn:
-            params = {"items": _pairs(owned), "now": self.clock(), "lease": lease}
+            params = {"items": _pairs(owned), "now": self._time(), "lease": lease}
             return [Started(r["id"], r["attempts"]) for r in conn.execute(_Q.start, params)]
 
     def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
@@ -375,7 +381,7 @@ class SQLiteBackend:
         if not owned:
             return result
         with self._write() as conn:
-            params = {"items": _pairs(owned), "now": self.clock(), "lease": lease}
+            params = {"items": _pairs(owned), "now": self._time(), "lease": lease}
             for row in conn.execute(_Q.heartbeat, params).fetchall():
                 result.alive.add(row["id"])
                 if row["cancel_requested"]:
@@ -396,7 +402,7 @@ class SQLiteBackend:
             return set()
         items = json.dumps([[d.id, d.token, d.result_json] for d in done])
         archived = [r[0] for r in conn.execute(
-            _Q.complete_archive, {"items": items, "now": self.clock()}
+            _Q.complete_archive, {"items": items, "now": self._time()}
         ).fetchall()]
         if archived:
             conn.execute(_Q.delete_ids, {"ids": json.dumps(archived)})
@@ -408,7 +414,7 @@ class SQLiteBackend:
 
     def _fail(self, conn: sqlite3.Connection, failures: Sequence[Failure]) -> FailResult:
         result = FailResult()
-        now = self.clock()
+        now = self._time()
         for item in failures:
             params = {
                 "id": item.id,
@@ -431,7 +437,7 @@ class SQLiteBackend:
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
         released: set[int] = set()
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             for item in owned:
                 params = {"id": item.id, "token": item.token, "now": now, "delay": delay}
                 if conn.execute(_Q.release, params).fetchone() is not None:
@@ -446,14 +452,14 @@ class SQLiteBackend:
         return False
 
     def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
-        params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self.clock()}
+        params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self._time()}
         rows = self._conn().execute(_Q.orphaned, params).fetchall()
         return [Owned(r["id"], r["claim_token"]) for r in rows]
 
     def reap(self, limit: int = 1000) -> ReapResult:
         result = ReapResult()
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             for row in conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall():
                 error = _lease_error(row, now)
                 exhausted = row["status"] == "processing" and row["attempts"] >= row["max_attempts"]
@@ -496,7 +502,7 @@ class SQLiteBackend:
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._write() as conn:
-            params = {"id": job_id, "now": self.clock()}
+            params = {"id": job_id, "now": self._time()}
             if conn.execute(_Q.cancel_bury, params).rowcount == 1:
                 conn.execute(_Q.delete_job, params)
                 return "cancelled"
@@ -511,7 +517,7 @@ class SQLiteBackend:
         self, job_id: int, payload_json: str | None = None, priority: int | None = None
     ) -> bool:
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             params = {"id": job_id, "now": now, "payload": payload_json, "priority": priority}
             row = conn.execute(_Q.resurrect, params).fetchone()
             if row is None:
@@ -529,17 +535,17 @@ class SQLiteBackend:
     ) -> int:
         query = {"archive": _Q.purge_archive, "dead": _Q.purge_dead}[table]
         with self._write() as conn:
-            before = None if older_than is None else self.clock() - older_than
+            before = None if older_than is None else self._time() - older_than
             return conn.execute(query, {"before": before, "queue": queue, "task": task}).rowcount
 
     def purge_idempotency_keys(self, retention: float) -> int:
         with self._write() as conn:
-            since = self.clock() - retention
+            since = self._time() - retention
             return conn.execute(_Q.purge_idempotency, {"since": since}).rowcount
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._write() as conn:
-            params = {"id": job_id, "priority": priority, "now": self.clock()}
+            params = {"id": job_id, "priority": priority, "now": self._time()}
             return conn.execute(_Q.set_priority, params).fetchone() is not None
 
     def configure_queue(
@@ -553,7 +559,7 @@ class SQLiteBackend:
         timeout_seconds: float | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             conn.execute(_Q.ensure_queue, {"name": name, "now": now})
             conn.execute(
                 _Q.update_queue,
@@ -572,7 +578,7 @@ class SQLiteBackend:
         return next(q for q in self.list_queues() if q.name == name)
 
     def list_queues(self) -> list[QueueInfo]:
-        rows = self._conn().execute(_Q.list_queues, {"now": self.clock()}).fetchall()
+        rows = self._conn().execute(_Q.list_queues, {"now": self._time()}).fetchall()
         return [
             QueueInfo(
                 name=r["name"],

@@ -4,12 +4,12 @@ WITH expired AS (
     SELECT j.id,
            (j.cancel_requested OR (j.status = 'processing' AND j.attempts >= j.max_attempts))
                AS bury,
-           jsonb_build_object('attempt', j.attempts, 'at', now(), 'worker', j.worker_id,
+           jsonb_build_object('attempt', j.attempts, 'at', {now}, 'worker', j.worker_id,
                               'error', 'LeaseExpired',
                               'message', 'lease expired while ' || j.status) AS error,
            CASE WHEN j.cancel_requested THEN 'cancelled' ELSE 'lease_expired' END AS reason
     FROM {schema}.jobs j
-    WHERE j.status IN ('fetched', 'processing') AND j.lease_until < now()
+    WHERE j.status IN ('fetched', 'processing') AND j.lease_until < {now}
     ORDER BY j.lease_until
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -22,7 +22,7 @@ WITH expired AS (
                                attempts, max_attempts, worker_id, run_at, created_at,
                                started_at, finished_at, reason, errors, timeout_seconds, retry)
     SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, now(), new_reason,
+           worker_id, run_at, created_at, started_at, {now}, new_reason,
            errors || jsonb_build_array(new_error), timeout_seconds, retry
     FROM gone
     RETURNING id
@@ -33,7 +33,7 @@ WITH expired AS (
         claim_token = NULL,
         lease_until = NULL,
         heartbeat_at = NULL,
-        updated_at = now(),
+        updated_at = {now},
         errors = j.errors || jsonb_build_array(e.error)
     FROM expired e
     WHERE j.id = e.id AND NOT e.bury
