@@ -117,10 +117,13 @@ def test_cancel_and_purge_follow_the_clock(fake_app: App, clock: FakeClock) -> N
     assert fake_app.purge("dead", older_than=99) == 1
 
 
-def test_the_system_clock_is_the_databases(app: App) -> None:
+def test_the_system_clock_is_the_databases(db_url: str) -> None:
     """Without a clock the backend runs on the system clock: on PostgreSQL the server's now()
     (the statements get NULL for their `now`), on SQLite this machine's time."""
-    assert isinstance(app.backend.clock, SystemClock)  # type: ignore[attr-defined]
-    job = app.get_job(app.enqueue("t", {}))
-    assert job.created_at is not None
-    assert abs((app.backend.now() - job.created_at).total_seconds()) < 60
+    with App(db_url) as app:
+        app.migrate()
+        assert isinstance(app.backend.clock, SystemClock)  # type: ignore[attr-defined]
+        job = app.get_job(app.enqueue("t", {}))
+        assert job.created_at is not None
+        assert abs((app.backend.now() - job.created_at).total_seconds()) < 60
+        assert abs((datetime.now(UTC) - app.backend.now()).total_seconds()) < 60
