@@ -17,15 +17,19 @@ _TABLES = ("jobs", "archive", "dead")
 
 
 def _store_json_sqlite(backend: Backend, job_id: int, column: str, text: str) -> bool:
-    """SQLite keeps JSON as text: any text can be stored, as another program might."""
+    """SQLite keeps JSON as text: any text another program might write, where the schema's
+    json_valid() checks let it."""
     path: Any = getattr(backend, "path")  # noqa: B009 - the SQLite backend's own attribute
     with sqlite3.connect(path, timeout=30) as conn:
         for table in _TABLES:
             if table == "jobs" and column == "result":
                 continue
             name = "claimq_" + table
-            if conn.execute(f"UPDATE {name} SET {column} = ? WHERE id = ?",
-                            (text, job_id)).rowcount:
+            try:
+                cur = conn.execute(f"UPDATE {name} SET {column} = ? WHERE id = ?", (text, job_id))
+            except sqlite3.IntegrityError:  # the schema checks that this column is valid JSON
+                return False
+            if cur.rowcount:
                 return True
     raise AssertionError(f"no row of job {job_id} has a {column} column")
 

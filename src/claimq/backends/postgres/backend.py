@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
-from claimq._json import loads
 from claimq._validate import NewJob
+from claimq.backends._rows import json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -32,7 +32,7 @@ from claimq.backends.base import (
 )
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import ClaimqError, InvalidInput, MigrationError
-from claimq.job import Job, Status, assembler
+from claimq.job import Job, Status
 
 try:
     import psycopg
@@ -53,20 +53,13 @@ _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
 
 
-# A row of settle.sql, by position after its first column, into a Job (the hot path: one per
-# claimed job). What the row leaves out is the claim's own: its status and worker, and (when
-# started) started_at and heartbeat_at, which equal its now() (updated_at). Keep in step with
-# settle.sql's RETURNING.
-_claimed_row = assembler("claimed_row", "r, status, worker_id, start", {
-    "id": "r[1]", "queue": "r[2]", "task": "r[3]", "payload": "r[4]", "tags": "tuple(r[5])",
-    "idempotency_key": "r[6]", "priority": "r[7]", "attempts": "r[8]",
-    "max_attempts": "r[9]", "claim_token": "r[10]", "lease_until": "r[11]",
-    "updated_at": "r[12]", "run_at": "r[13]", "created_at": "r[14]",
-    "errors": "tuple(r[15] or ())", "timeout": "r[16]", "retry": "r[17]",
-    "status": "status", "worker_id": "worker_id", "started_at": "r[12] if start else None",
-    "heartbeat_at": "r[12] if start else None", "finished_at": "None", "cancel_requested": "False",
-    "result": "None", "reason": "None",
-})
+# settle.sql's columns, in its order: the sync path reads them as tuples too (as the async path
+# does), and each claimed row becomes a Job through _row_to_job by these names.
+_SETTLE_COLUMNS = (
+    "completed", "id", "queue", "task", "payload", "tags", "idempotency_key", "priority",
+    "attempts", "max_attempts", "claim_token", "lease_until", "updated_at", "run_at",
+    "created_at", "errors", "timeout_seconds", "retry", "nth",
+)
 
 
 def _settle_params(
@@ -93,8 +86,16 @@ def _settle_result(
     completed = set(next((r[0] for r in rows if r[0] is not None), ()))
     if claim is None or rows[0][1] is None:
         return completed, []
+    # What the statement leaves out is the claim's own: its status and worker, and (started)
+    # started_at and heartbeat_at, which equal the claim's time, updated_at.
     status = Status.PROCESSING if claim.start else Status.FETCHED
-    jobs = [_claimed_row(r, status, claim.worker_id, claim.start) for r in rows]
+    jobs = []
+    for r in rows:
+        row = dict(zip(_SETTLE_COLUMNS, r, strict=True))
+        row["status"], row["worker_id"] = status, claim.worker_id
+        if claim.start:
+            row["started_at"] = row["heartbeat_at"] = row["updated_at"]
+        jobs.append(_row_to_job(row))
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
@@ -112,33 +113,39 @@ def _settled(
 
 
 def _row_to_job(row: dict[str, Any]) -> Job:
-    token = row.get("claim_token")
+    """The one way a row becomes a Job: the live, archive and dead tables' rows and the claim's.
+    Columns a table does not have read as their empty value. JSON that could not be decoded
+    exactly (the connection's loader gives an Undecodable) makes the payload a CorruptRow."""
+    get = row.get
+    payload, tags, errors, retry, result = json_columns(
+        row["payload"], row["tags"], get("errors"), get("retry"), get("result"))
+    token = get("claim_token")
     return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
-        payload=row["payload"],
+        payload=payload,
         status=Status(row["status"]),
         priority=row["priority"],
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
-        tags=tuple(row["tags"]),
+        tags=tags,
         idempotency_key=row["idempotency_key"],
-        worker_id=row.get("worker_id"),
+        worker_id=get("worker_id"),
         claim_token=None if token is None else str(token),
-        lease_until=row.get("lease_until"),
-        heartbeat_at=row.get("heartbeat_at"),
-        run_at=row.get("run_at"),
-        created_at=row.get("created_at"),
-        started_at=row.get("started_at"),
-        updated_at=row.get("updated_at"),
-        finished_at=row.get("finished_at"),
-        cancel_requested=bool(row.get("cancel_requested")),
-        timeout=row.get("timeout_seconds"),
-        retry=row.get("retry"),
-        errors=tuple(row["errors"]),
-        result=row.get("result"),
-        reason=row.get("reason"),
+        lease_until=get("lease_until"),
+        heartbeat_at=get("heartbeat_at"),
+        run_at=get("run_at"),
+        created_at=get("created_at"),
+        started_at=get("started_at"),
+        updated_at=get("updated_at"),
+        finished_at=get("finished_at"),
+        cancel_requested=bool(get("cancel_requested")),
+        timeout=get("timeout_seconds"),
+        retry=retry,
+        errors=errors,
+        result=result,
+        reason=get("reason"),
     )
 
 
@@ -152,14 +159,14 @@ def _server_time() -> None:
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
-    set_json_loads(loads, conn)
+    set_json_loads(loads_exact, conn)  # a value it cannot read exactly: an Undecodable
     # Timestamps come back in UTC (the same instants): psycopg's fast path, while a zone such as
     # 'Etc/UTC' or a local one costs a zoneinfo conversion per value, a third of a claim's rows.
     conn.execute("SET TimeZone TO 'UTC'")
 
 
 async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
-    set_json_loads(loads, conn)
+    set_json_loads(loads_exact, conn)
     await conn.execute("SET TimeZone TO 'UTC'")  # as _configure
 
 

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
-from claimq._json import loads
 from claimq._validate import NewJob
+from claimq.backends._rows import Undecodable, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -39,8 +39,16 @@ _MIGRATIONS = load_migrations("claimq.backends.sqlite")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
 
 
-def _ts(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
+def _ts(value: Any, name: str, corrupt: list[str]) -> datetime | None:
+    """A stored time (seconds since the epoch); one that is no time at all is noted as corrupt
+    and read as None."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        corrupt.append(f"{name} holds {str(value)[:50]!r}, not a time")
+        return None
 
 
 def _lease_error(row: sqlite3.Row, now: float) -> str:
@@ -59,9 +67,6 @@ def _pairs(owned: Sequence[Owned]) -> str:
     return json.dumps([[o.id, o.token] for o in owned])
 
 
-_BROKEN = object()
-
-
 def _valid_errors(text: Any) -> str:
     """SQL function claimq_errors(errors): the history itself when it is a JSON array, else (a
     column another client broke) a fresh history that says what it held, so that a failure or
@@ -75,66 +80,58 @@ def _valid_errors(text: Any) -> str:
                         "message": f"errors column held {str(text)[:200]!r}, not a JSON array"}])
 
 
+def _json(text: Any) -> Any:
+    """A JSON text column: None stays None, anything else is decoded (or Undecodable)."""
+    if text is None:
+        return None
+    if not isinstance(text, str | bytes):  # a number or a blob another client stored
+        return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
+    return loads_exact(text)
+
+
 def _row_to_job(row: sqlite3.Row) -> Job:
+    """The one way a row becomes a Job: the live, archive and dead tables' rows and the claim's.
+    Columns a table does not have read as their empty value; a column that cannot be read
+    makes the payload a CorruptRow that says so (the worker dead-letters such a job)."""
     keys = row.keys()
 
     def get(name: str) -> Any:
         return row[name] if name in keys else None
 
+    payload, tags, errors, retry, result = json_columns(
+        _json(row["payload"]), _json(row["tags"]), _json(get("errors")), _json(get("retry")),
+        _json(get("result")))
     corrupt: list[str] = []
-
-    def load(name: str, shape: type | None, default: Any) -> Any:
-        """A JSON column; text that does not parse, or has the wrong shape, is noted as corrupt
-        (another client wrote it) and read as `default`."""
-        text = get(name)
-        if text is None:
-            return default
-        try:
-            value = loads(text)
-        except (TypeError, ValueError):
-            value = _BROKEN
-        if value is _BROKEN or (shape is not None and not isinstance(value, shape)):
-            corrupt.append(f"{name} holds {str(text)[:200]!r}")
-            return default
-        return value
-
-    payload = load("payload", None, None)
-    tags = load("tags", list, [])
-    errors = load("errors", list, None)
-    if errors is None:  # corrupt: a history that says what the column held
-        errors = json.loads(_valid_errors(get("errors")))
-    retry = load("retry", dict, None)
-    result = load("result", None, None)
-    if corrupt:  # the worker dead-letters such a job with this diagnostic
-        payload = CorruptRow(f"job row is corrupt (invalid JSON): {'; '.join(corrupt)}")
-    status = get("status") or "pending"
+    times = {name: _ts(get(name), name, corrupt) for name in _TIMES}
+    if corrupt:
+        note = "; ".join(corrupt)
+        payload = CorruptRow(f"{payload}; {note}" if isinstance(payload, CorruptRow)
+                             else f"job row is corrupt: {note}")
     return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
         payload=payload,
-        status=Status(status),
+        status=Status(get("status") or "pending"),
         priority=row["priority"],
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
-        tags=tuple(tags),
+        tags=tags,
         idempotency_key=row["idempotency_key"],
         worker_id=get("worker_id"),
         claim_token=get("claim_token"),
-        lease_until=_ts(get("lease_until")),
-        heartbeat_at=_ts(get("heartbeat_at")),
-        run_at=_ts(get("run_at")),
-        created_at=_ts(get("created_at")),
-        started_at=_ts(get("started_at")),
-        updated_at=_ts(get("updated_at")),
-        finished_at=_ts(get("finished_at")),
         cancel_requested=bool(get("cancel_requested")),
         timeout=get("timeout_seconds"),
         retry=retry,
-        errors=tuple(errors),
+        errors=errors,
         result=result,
         reason=get("reason"),
+        **times,
     )
+
+
+_TIMES = ("lease_until", "heartbeat_at", "run_at", "created_at", "started_at", "updated_at",
+          "finished_at")
 
 
 class SQLiteBackend:
@@ -352,9 +349,8 @@ class SQLiteBackend:
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
              "ids": json.dumps(chosen), "start": req.start},
         ).fetchall()
-        jobs = [_row_to_job(r) for r in rows]
-        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
-        return jobs
+        order = {job_id: n for n, job_id in enumerate(chosen)}  # priority, run_at, id
+        return sorted((_row_to_job(r) for r in rows), key=lambda j: order[j.id])
 
     def settle(
         self,

@@ -39,6 +39,7 @@ from claimq.testing.conformance._harness import (  # noqa: E402
     subject,
 )
 from claimq.testing.conformance.claim import TestClaim, TestQueueSettings  # noqa: E402
+from claimq.testing.conformance.corrupt import TestCorruptRows  # noqa: E402
 from claimq.testing.conformance.enqueue import (  # noqa: E402
     TestCallerTransaction,
     TestEnqueue,
@@ -72,6 +73,7 @@ __all__ = [
     "TestClaim",
     "TestClock",
     "TestComplete",
+    "TestCorruptRows",
     "TestEnqueue",
     "TestFail",
     "TestHeartbeat",
