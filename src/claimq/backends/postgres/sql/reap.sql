@@ -18,12 +18,8 @@ WITH expired AS (
     WHERE j.id = e.id AND e.bury
     RETURNING j.*, e.error AS new_error, e.reason AS new_reason
 ), buried AS (
-    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
-                               attempts, max_attempts, worker_id, run_at, created_at,
-                               started_at, finished_at, reason, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, {now}, new_reason,
-           errors || jsonb_build_array(new_error), timeout_seconds, retry
+    INSERT INTO {schema}.dead ({dead_columns}, finished_at, reason, errors)
+    SELECT {dead_columns}, {now}, new_reason, errors || jsonb_build_array(new_error)
     FROM gone
     RETURNING id
 ), requeued AS (
