@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar, overload
 from claimq import _validate
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
+from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
@@ -43,7 +44,8 @@ def _isolation(value: object, func: Callable[..., Any]) -> Isolation:
 class App:
     """A claimq application: one database, the tasks that run against it.
 
-    `App()` uses `CLAIMQ_DATABASE_URL`, else `sqlite:///claimq.db`.
+    `App()` uses `CLAIMQ_DATABASE_URL`, else `sqlite:///claimq.db`. `clock` (tests: a
+    `claimq.clock.FakeClock`) gives the backend every time it computes.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class App:
         idempotency_retention: float | timedelta = timedelta(hours=24),
         payload_limit: int = _validate.MAX_PAYLOAD_BYTES,
         default_max_attempts: int = 20,
+        clock: Clock | None = None,
     ) -> None:
         if database is not None and not isinstance(database, str):
             raise InvalidInput(f"database must be a URL string, got {database!r}")
@@ -64,13 +67,16 @@ class App:
         self.default_max_attempts = _validate.integer(
             default_max_attempts, "default_max_attempts", *_validate.MAX_ATTEMPTS_RANGE
         )
+        if clock is not None and not isinstance(clock, Clock):
+            raise InvalidInput(f"clock must be a claimq.clock.Clock (now()), got {clock!r}")
+        self.clock = clock  # None: the system clock (on PostgreSQL, the server's)
         self.tasks: dict[str, Task[Any, Any]] = {}
         self._backend: Backend | None = None
 
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            self._backend = open_backend(self.url)
+            self._backend = open_backend(self.url, clock=self.clock)
         return self._backend
 
     def close(self) -> None:
@@ -265,8 +271,9 @@ class App:
                 "use the sync connection form"
             )
         async with conn.cursor() as cur:
-            await cur.execute(backend._q.ensure_queues, {"names": sorted({s.queue for s in specs})})
             query, params = backend.enqueue_params(specs)
+            names = sorted({s.queue for s in specs})
+            await cur.execute(backend._q.ensure_queues, {"names": names, "now": params["now"]})
             await cur.execute(query, params)
             return [row[0] for row in await cur.fetchall()]
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -28,8 +27,9 @@ class DeadReason(StrEnum):
 
 
 class CorruptRow(str):
-    """Stands in for the payload of a job row whose stored JSON another client broke (SQLite
-    keeps JSON as text); the text says which column held what. A worker dead-letters the job."""
+    """Stands in for the payload of a job row whose stored JSON cannot be read back exactly
+    (another client broke the text, or stored a number beyond every float or an integer beyond
+    64 bits); the text says which column held what. A worker dead-letters the job."""
 
     __slots__ = ()
 
@@ -66,27 +66,3 @@ class Job:
     def effective_key(self) -> str:
         """The stable key handlers pass downstream: the caller's key, or one derived from the id."""
         return self.idempotency_key or f"claimq-job-{self.id}"
-
-
-# The same slots as Job, without its frozen __setattr__: an instance is filled with plain
-# attribute stores, then becomes a Job by __class__ assignment (allowed between classes of the
-# same layout). Three times faster than calling each slot's descriptor.
-_JobTwin = type("_JobTwin", (), {"__slots__": Job.__slots__})
-
-
-def assembler(name: str, params: str, values: dict[str, str]) -> Callable[..., Job]:
-    """A function `name(params)` that builds a Job from one Python expression per field (over
-    its parameters), with no defaults and no checks, and without the frozen dataclass
-    __init__, which sets each of its 25 fields through object.__setattr__ (several times
-    slower; the worker runs this once per claimed job)."""
-    names = {f.name for f in fields(Job)}
-    if names != set(values):
-        raise ValueError(f"an expression for every Job field and no other: missing "
-                         f"{sorted(names - set(values))}, unknown {sorted(set(values) - names)}")
-    stores = "\n".join(f"    job.{f.name} = {values[f.name]}" for f in fields(Job))
-    namespace: dict[str, Any] = {"new": object.__new__, "Job": Job, "Twin": _JobTwin}
-    exec(  # noqa: S102 - our own fixed source, as dataclasses does
-        f"def {name}({params}):\n    job = new(Twin)\n{stores}\n"
-        f"    job.__class__ = Job\n    return job\n",
-        namespace)
-    return namespace[name]  # type: ignore[no-any-return]

@@ -79,7 +79,7 @@ def run_started(app: App, ctx: Any) -> int:
         row = conn.execute(
             "SELECT claim_token = ? AND status = 'processing' AND lease_until > ?"
             " FROM claimq_jobs WHERE id = ?",
-            (token, app.backend.clock(), ctx.id),
+            (token, app.backend.now().timestamp(), ctx.id),
         ).fetchone()
         valid = bool(row and row[0])
         return int(conn.execute(

@@ -192,7 +192,7 @@ class Sampler(threading.Thread):
             else:
                 runs = [tuple(r) for r in conn.execute(
                     "SELECT job_id, token, pid FROM chaos_runs WHERE ended IS NULL")]
-                now = self.app.backend.clock()
+                now = self.app.backend.now().timestamp()
                 jobs = {r[0]: (r[1], bool(r[2])) for r in conn.execute(
                     "SELECT id, claim_token, lease_until > ? FROM claimq_jobs"
                     " WHERE status = 'processing'", (now,))}

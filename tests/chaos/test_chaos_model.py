@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,9 @@ class FakeClock:
     def __call__(self) -> float:
         self.ticks += 1
         return self.base + self.ticks * 1e-6
+
+    def now(self) -> datetime:  # the claimq.clock.Clock protocol, which backends read
+        return datetime.fromtimestamp(self(), UTC)
 
     def advance(self, seconds: float) -> None:
         self.base += seconds

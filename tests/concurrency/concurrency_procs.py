@@ -7,11 +7,13 @@ import os
 import time
 import traceback
 from collections.abc import Callable
+from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import Any
 
 from claimq import App, Job, LeaseLost
 from claimq.backends.base import Completion, Failure, Owned
+from claimq.clock import FakeClock
 
 
 def entry(target: Callable[..., Any], index: int, args: tuple[Any, ...], results: Any) -> None:
@@ -89,10 +91,12 @@ def bulkhead_claimer(url: str, worker: str, queue: str, hold: float, barrier: An
 # -- (c) an agent that does what the test process tells it ---------------------------------------
 
 
-def agent(url: str, name: str, pipe: Connection) -> None:
+def agent(url: str, name: str, pipe: Connection, start: datetime | None = None) -> None:
     """Serve commands from the test process: claim, the owner's transitions on the Jobs this
-    process was handed, their batched backend forms, reap, and a transaction of its own."""
-    with App(url) as app:
+    process was handed, their batched backend forms, reap, and a transaction of its own. With
+    `start`, the process runs on a FakeClock from that time, which `advance` moves."""
+    clock = None if start is None else FakeClock(start=start)
+    with App(url, clock=clock) as app:
         held: dict[int, Job] = {}
         tx: Any = None
         while True:
@@ -101,9 +105,12 @@ def agent(url: str, name: str, pipe: Connection) -> None:
                 pipe.send("stopped")
                 return
             try:
-                if command == "tx_begin":
+                if command == "advance":
+                    assert clock is not None, "this agent runs on the system clock"
+                    reply: Any = clock.advance(args["seconds"]).isoformat()
+                elif command == "tx_begin":
                     tx = _begin(app)
-                    reply: Any = "ok"
+                    reply = "ok"
                 elif command.startswith("tx_"):
                     reply = _serve_tx(app, tx, command, args)
                 else:

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -160,9 +161,10 @@ def test_bulkhead_max_workers_holds_across_eight_processes(app: App, db_url: str
 class Agent:
     """A process that claims and writes when the test tells it to."""
 
-    def __init__(self, db_url: str, name: str) -> None:
+    def __init__(self, db_url: str, name: str, start: datetime | None = None) -> None:
         self.pipe, child = CTX.Pipe()
-        self.process = CTX.Process(target=procs.agent, args=(db_url, name, child), daemon=True)
+        self.process = CTX.Process(
+            target=procs.agent, args=(db_url, name, child, start), daemon=True)
         self.process.start()
 
     def __call__(self, command: str, **args: Any) -> Any:
@@ -184,11 +186,12 @@ class Agent:
 
 
 @pytest.fixture
-def agents(db_url: str) -> Iterator[Callable[[str], Agent]]:
+def agents(db_url: str) -> Iterator[Callable[..., Agent]]:
+    """Agents by name; those given a `start` time run on FakeClocks from it (`advance`)."""
     made: list[Agent] = []
 
-    def make(name: str) -> Agent:
-        made.append(Agent(db_url, name))
+    def make(name: str, start: datetime | None = None) -> Agent:
+        made.append(Agent(db_url, name, start))
         return made[-1]
 
     yield make
@@ -202,15 +205,19 @@ def snapshot(app: App, ids: list[int]) -> list[Any]:
 
 @pytest.mark.parametrize("first_owner_started", [True, False], ids=["processing", "fetched"])
 def test_stale_owner_in_another_process_matches_zero_rows(
-    app: App, agents: Callable[[str], Agent], first_owner_started: bool
+    app: App, agents: Callable[..., Agent], first_owner_started: bool
 ) -> None:
     ids = app.enqueue_many([{"task": "t", "queue": "z", "max_attempts": 5} for _ in range(4)])
-    a, b, reaper = agents("A"), agents("B"), agents("reaper")
+    # Three processes on clocks that agree (as hosts reading one database server's do).
+    start = datetime.now(UTC)
+    a, b, reaper = agents("A", start), agents("B", start), agents("reaper", start)
     first = a("claim", queues=["z"], limit=4, lease=0.3)
     assert sorted(i for i, _ in first) == ids
     if first_owner_started:
         assert [a("start", id=i) for i in ids] == ["ok"] * 4
-    time.sleep(0.6)
+    assert reaper("reap") == {"requeued": [], "dead": []}, "the leases are still running"
+    for agent in (a, b, reaper):
+        agent("advance", seconds=0.6)
     assert sorted(reaper("reap")["requeued"]) == ids
     second = b("claim", queues=["z"], limit=4, lease=60)
     assert sorted(i for i, _ in second) == ids
@@ -277,7 +284,7 @@ def test_eight_processes_create_one_queue_and_every_keyed_job(app: App, db_url: 
 
 
 def test_rollback_in_another_process_leaves_no_job(
-    app: App, agents: Callable[[str], Agent]
+    app: App, agents: Callable[..., Agent]
 ) -> None:
     writer = agents("writer")
     assert writer("tx_begin") == "ok"
@@ -299,7 +306,7 @@ def test_rollback_in_another_process_leaves_no_job(
 
 
 def test_process_dying_inside_its_transaction_leaves_no_job(
-    app: App, agents: Callable[[str], Agent]
+    app: App, agents: Callable[..., Agent]
 ) -> None:
     writer = agents("writer")
     assert writer("tx_begin") == "ok"
@@ -316,7 +323,7 @@ def test_process_dying_inside_its_transaction_leaves_no_job(
 
 
 def test_committed_enqueue_in_another_process_exists(
-    app: App, agents: Callable[[str], Agent]
+    app: App, agents: Callable[..., Agent]
 ) -> None:
     writer = agents("writer")
     assert writer("tx_begin") == "ok"

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from claimq.backends.base import Backend
+from claimq.clock import Clock
 from claimq.errors import InvalidInput
 
 
-def open_backend(url: str) -> Backend:
-    """`sqlite:///path.db` or `postgresql://…`; the scheme picks the backend."""
+def open_backend(url: str, *, clock: Clock | None = None) -> Backend:
+    """`sqlite:///path.db` or `postgresql://…`; the scheme picks the backend. `clock` (default:
+    the system clock) gives every time the backend computes; tests pass a FakeClock."""
     if not isinstance(url, str):
         raise InvalidInput(f"database URL must be a string, got {url!r}")
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
         from claimq.backends.sqlite import SQLiteBackend
 
-        return SQLiteBackend(url)
+        return SQLiteBackend(url, clock=clock)
     if scheme in ("postgresql", "postgres"):
         from claimq.backends.postgres import PostgresBackend
 
-        return PostgresBackend(url)
+        return PostgresBackend(url, clock=clock)
     raise InvalidInput(
         f"unsupported database URL {url!r}: use sqlite:///path.db or postgresql://…"
     )

@@ -20,15 +20,24 @@ def strip_comments(sql: str) -> str:
 
 def load_queries(package: str, schema: str | None = None) -> SimpleNamespace:
     """Every sql/NAME.sql of `package`, as attribute NAME, without comments. `{schema}` becomes
-    the schema name."""
-    out: dict[str, str] = {}
+    the schema name. A file named `_PART.sql` is not a query but a fragment that several share:
+    `{PART}` in a query becomes its text."""
+    queries: dict[str, str] = {}
+    fragments: dict[str, str] = {}
     for entry in resources.files(package).joinpath("sql").iterdir():
         if entry.name.endswith(".sql"):
             text = strip_comments(entry.read_text())
             if schema is not None:
                 text = text.replace("{schema}", schema)
-            out[entry.name[:-4]] = text
-    return SimpleNamespace(**out)
+            if entry.name.startswith("_"):
+                fragments["{" + entry.name[1:-4] + "}"] = text
+            else:
+                queries[entry.name[:-4]] = text
+    for name, text in queries.items():
+        for placeholder, fragment in fragments.items():
+            text = text.replace(placeholder, fragment)
+        queries[name] = text
+    return SimpleNamespace(**queries)
 
 
 def load_migrations(package: str, schema: str | None = None) -> list[tuple[int, str, str]]:

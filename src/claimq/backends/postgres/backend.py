@@ -6,14 +6,14 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
-from claimq._json import loads
 from claimq._validate import NewJob
+from claimq.backends._rows import json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -30,8 +30,9 @@ from claimq.backends.base import (
     Started,
     Table,
 )
+from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import ClaimqError, InvalidInput, MigrationError
-from claimq.job import Job, Status, assembler
+from claimq.job import Job, Status
 
 try:
     import psycopg
@@ -52,31 +53,25 @@ _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
 
 
-# A row of settle.sql, by position after its first column, into a Job (the hot path: one per
-# claimed job). What the row leaves out is the claim's own: its status and worker, and (when
-# started) started_at and heartbeat_at, which equal its now() (updated_at). Keep in step with
-# settle.sql's RETURNING.
-_claimed_row = assembler("claimed_row", "r, status, worker_id, start", {
-    "id": "r[1]", "queue": "r[2]", "task": "r[3]", "payload": "r[4]", "tags": "tuple(r[5])",
-    "idempotency_key": "r[6]", "priority": "r[7]", "attempts": "r[8]",
-    "max_attempts": "r[9]", "claim_token": "r[10]", "lease_until": "r[11]",
-    "updated_at": "r[12]", "run_at": "r[13]", "created_at": "r[14]",
-    "errors": "tuple(r[15] or ())", "timeout": "r[16]", "retry": "r[17]",
-    "status": "status", "worker_id": "worker_id", "started_at": "r[12] if start else None",
-    "heartbeat_at": "r[12] if start else None", "finished_at": "None", "cancel_requested": "False",
-    "result": "None", "reason": "None",
-})
+# settle.sql's columns, in its order: the sync path reads them as tuples too (as the async path
+# does), and each claimed row becomes a Job through _row_to_job by these names.
+_SETTLE_COLUMNS = (
+    "completed", "id", "queue", "task", "payload", "tags", "idempotency_key", "priority",
+    "attempts", "max_attempts", "claim_token", "lease_until", "updated_at", "run_at",
+    "created_at", "errors", "timeout_seconds", "retry", "nth",
+)
 
 
 def _settle_params(
-    done: Sequence[Completion], claim: ClaimRequest | None
+    done: Sequence[Completion], claim: ClaimRequest | None, now: datetime | None
 ) -> dict[str, Any] | None:
     """settle.sql's parameters (limit 0: no claim), or None when there is nothing to do."""
     wanted = claim is not None and claim.limit > 0
     if not done and not wanted:
         return None
     params = _complete_params(done)
-    params.update(worker_id=None, queues=None, limit=0, lease=None, start=False, limited="{}")
+    params.update(worker_id=None, queues=None, limit=0, lease=None, start=False, limited="{}",
+                  now=now)
     if claim is not None and wanted:
         params.update(worker_id=claim.worker_id, limit=claim.limit, lease=claim.lease,
                       start=claim.start,
@@ -91,8 +86,16 @@ def _settle_result(
     completed = set(next((r[0] for r in rows if r[0] is not None), ()))
     if claim is None or rows[0][1] is None:
         return completed, []
+    # What the statement leaves out is the claim's own: its status and worker, and (started)
+    # started_at and heartbeat_at, which equal the claim's time, updated_at.
     status = Status.PROCESSING if claim.start else Status.FETCHED
-    jobs = [_claimed_row(r, status, claim.worker_id, claim.start) for r in rows]
+    jobs = []
+    for r in rows:
+        row = dict(zip(_SETTLE_COLUMNS, r, strict=True))
+        row["status"], row["worker_id"] = status, claim.worker_id
+        if claim.start:
+            row["started_at"] = row["heartbeat_at"] = row["updated_at"]
+        jobs.append(_row_to_job(row))
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
@@ -110,34 +113,45 @@ def _settled(
 
 
 def _row_to_job(row: dict[str, Any]) -> Job:
-    token = row.get("claim_token")
+    """The one way a row becomes a Job: the live, archive and dead tables' rows and the claim's.
+    Columns a table does not have read as their empty value. JSON that could not be decoded
+    exactly (the connection's loader gives an Undecodable) makes the payload a CorruptRow."""
+    get = row.get
+    payload, tags, errors, retry, result = json_columns(
+        row["payload"], row["tags"], get("errors"), get("retry"), get("result"))
+    token = get("claim_token")
     return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
-        payload=row["payload"],
+        payload=payload,
         status=Status(row["status"]),
         priority=row["priority"],
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
-        tags=tuple(row["tags"]),
+        tags=tags,
         idempotency_key=row["idempotency_key"],
-        worker_id=row.get("worker_id"),
+        worker_id=get("worker_id"),
         claim_token=None if token is None else str(token),
-        lease_until=row.get("lease_until"),
-        heartbeat_at=row.get("heartbeat_at"),
-        run_at=row.get("run_at"),
-        created_at=row.get("created_at"),
-        started_at=row.get("started_at"),
-        updated_at=row.get("updated_at"),
-        finished_at=row.get("finished_at"),
-        cancel_requested=bool(row.get("cancel_requested")),
-        timeout=row.get("timeout_seconds"),
-        retry=row.get("retry"),
-        errors=tuple(row["errors"]),
-        result=row.get("result"),
-        reason=row.get("reason"),
+        lease_until=get("lease_until"),
+        heartbeat_at=get("heartbeat_at"),
+        run_at=get("run_at"),
+        created_at=get("created_at"),
+        started_at=get("started_at"),
+        updated_at=get("updated_at"),
+        finished_at=get("finished_at"),
+        cancel_requested=bool(get("cancel_requested")),
+        timeout=get("timeout_seconds"),
+        retry=retry,
+        errors=errors,
+        result=result,
+        reason=get("reason"),
     )
+
+
+def _server_time() -> None:
+    """The `now` parameter with the system clock: NULL, so the statement reads the server's."""
+    return None
 
 
 # Batch parameters go as array literals (text), cast by the SQL (`%(ids)s::bigint[]`):
@@ -145,14 +159,14 @@ def _row_to_job(row: dict[str, Any]) -> Job:
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
-    set_json_loads(loads, conn)
+    set_json_loads(loads_exact, conn)  # a value it cannot read exactly: an Undecodable
     # Timestamps come back in UTC (the same instants): psycopg's fast path, while a zone such as
     # 'Etc/UTC' or a local one costs a zoneinfo conversion per value, a third of a claim's rows.
     conn.execute("SET TimeZone TO 'UTC'")
 
 
 async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
-    set_json_loads(loads, conn)
+    set_json_loads(loads_exact, conn)
     await conn.execute("SET TimeZone TO 'UTC'")  # as _configure
 
 
@@ -189,6 +203,7 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
     psycopg's write_row, which adapts every value of every row on its own. The fields that
     repeat from job to job (queue, task and options) are escaped once per distinct set."""
     default_run_at = now.isoformat()
+    created = f"{default_run_at}\t{default_run_at}"  # created_at, updated_at
     shapes: dict[tuple[Any, ...], tuple[str, str, str]] = {}
     lines = []
     for job_id, j in zip(ids, jobs, strict=True):
@@ -203,7 +218,7 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
         else:
             run_at = default_run_at
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
-                     f"{run_at}\t{parts[2]}")
+                     f"{run_at}\t{created}\t{parts[2]}")
     lines.append("")
     return "\n".join(lines)
 
@@ -251,8 +266,9 @@ def _complete_params(done: Sequence[Completion]) -> dict[str, Any]:
     }
 
 
-def _fail_params(failures: Sequence[Failure]) -> dict[str, Any]:
+def _fail_params(failures: Sequence[Failure], now: datetime | None) -> dict[str, Any]:
     return {
+        "now": now,
         "ids": _numbers(f.id for f in failures),
         "tokens": _tokens(f.token for f in failures),
         "errors": _texts(json.dumps(f.error) for f in failures),
@@ -274,7 +290,9 @@ class PostgresBackend:
 
     kind = "postgresql"
 
-    def __init__(self, url: str, *, pool_size: int | None = None) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int | None = None, clock: Clock | None = None
+    ) -> None:
         parsed = urlparse(url)
         if parsed.scheme not in ("postgresql", "postgres"):
             raise InvalidInput(f"not a PostgreSQL URL: {url!r}")
@@ -290,6 +308,11 @@ class PostgresBackend:
         if not 1 <= self.pool_size <= 10_000:
             raise InvalidInput(f"pool_size must be a whole number from 1 to 10000, got {size!r}")
         self.url = url
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        # Every statement's `now` parameter: NULL with the system clock (the server's now()).
+        self._now: Callable[[], datetime | None] = (
+            _server_time if is_system(self.clock) else self.clock.now
+        )
         self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
         self.channel = f"{self.schema}_jobs"
         self._limited: dict[str | None, tuple[bool, float]] = {}  # by queues' array literal
@@ -323,6 +346,8 @@ class PostgresBackend:
         self._pool.close()
 
     def now(self) -> datetime:
+        if not is_system(self.clock):
+            return self.clock.now()
         with self._conn() as conn:
             row = conn.execute("SELECT now() AS now").fetchone()
             assert row is not None
@@ -416,6 +441,7 @@ class PostgresBackend:
     def enqueue_params(self, jobs: Sequence[NewJob]) -> tuple[str, dict[str, Any]]:
         """The statement and parameters that insert un-keyed jobs (shared with async enqueue)."""
         return self._q.insert_jobs, {
+            "now": self._now(),
             "queue": _texts(j.queue for j in jobs),
             "task": _texts(j.task for j in jobs),
             "payload": _texts(j.payload_json for j in jobs),
@@ -435,8 +461,9 @@ class PostgresBackend:
         plain_ids: Iterator[int] = iter(())
         if plain:
             # Keyed jobs create their queue only if they insert (insert_keyed_job).
-            cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in plain})})
             query, params = self.enqueue_params(plain)
+            names = sorted({j.queue for j in plain})
+            cur.execute(self._q.ensure_queues, {"names": names, "now": params["now"]})
             cur.execute(query, params)
             plain_ids = iter([r["id"] for r in cur.fetchall()])
         return [
@@ -448,7 +475,7 @@ class PostgresBackend:
         """Bulk insert with COPY: an id from the sequence for every position first (a keyed
         job's goes unused: a gap), the un-keyed jobs copied in chunks, then the keyed ones
         inserted one by one. The ids come back in the jobs' order."""
-        cur.execute(self._q.allocate_ids, {"n": count})
+        cur.execute(self._q.allocate_ids, {"n": count, "now": self._now()})
         head = cur.fetchone()
         now, ids = head["now"], sorted(head["ids"])  # increasing in enqueue order
         keyed: list[tuple[int, NewJob]] = []
@@ -471,7 +498,7 @@ class PostgresBackend:
         if queues:
             # No foreign key ties jobs to queues: their rows may follow in the same transaction.
             names = sorted(queues)
-            cur.execute(self._q.ensure_queues, {"names": names})
+            cur.execute(self._q.ensure_queues, {"names": names, "now": now})
             cur.execute(self._q.notify_queues, {"names": names})
         for position, job in keyed:
             ids[position] = self._insert_keyed(cur, job, retention)
@@ -491,6 +518,7 @@ class PostgresBackend:
             "timeout_seconds": job.timeout,
             "retry": job.retry_json,
             "retention": retention,
+            "now": self._now(),
         }
         for _ in range(5):
             row = cur.execute(self._q.insert_keyed_job, params).fetchone()
@@ -532,7 +560,8 @@ class PostgresBackend:
         # more CPU than the round trips it saves.
         with self._conn() as conn:
             if failures:
-                _count_failed(failed, conn.execute(self._q.fail, _fail_params(failures)).fetchall())
+                params = _fail_params(failures, self._now())
+                _count_failed(failed, conn.execute(self._q.fail, params).fetchall())
             completed, jobs = self._settle(conn, done, claim)
         return _settled(completed, failed, failures, jobs)
 
@@ -540,7 +569,7 @@ class PostgresBackend:
         self, conn: Any, done: Sequence[Completion], claim: ClaimRequest | None
     ) -> tuple[set[int], list[Job]]:
         """settle.sql: completes `done` and claims for `claim`; either may be empty."""
-        params = _settle_params(done, claim)
+        params = _settle_params(done, claim, self._now())
         if params is None:
             return set(), []
         cur = conn.cursor(row_factory=tuple_row)
@@ -595,9 +624,9 @@ class PostgresBackend:
         failed = FailResult()
         async with pool.connection() as conn:
             if failures:
-                cur = await conn.execute(self._q.fail, _fail_params(failures))
+                cur = await conn.execute(self._q.fail, _fail_params(failures, self._now()))
                 _count_failed(failed, await cur.fetchall())
-            params = _settle_params(done, claim)
+            params = _settle_params(done, claim, self._now())
             if params is None:
                 return _settled(set(), failed, failures, [])
             statement = self._settle_statement(params["limit"])
@@ -654,7 +683,8 @@ class PostgresBackend:
         if not owned:
             return []
         with self._conn() as conn:
-            rows = conn.execute(self._q.start, {**_owned_params(owned), "lease": lease}).fetchall()
+            params = {**_owned_params(owned), "lease": lease, "now": self._now()}
+            rows = conn.execute(self._q.start, params).fetchall()
         return [Started(r["id"], r["attempts"]) for r in rows]
 
     def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
@@ -663,7 +693,7 @@ class PostgresBackend:
             return result
         with self._conn() as conn:
             rows = conn.execute(
-                self._q.heartbeat, {**_owned_params(owned), "lease": lease}
+                self._q.heartbeat, {**_owned_params(owned), "lease": lease, "now": self._now()}
             ).fetchall()
         for r in rows:
             result.alive.add(r["id"])
@@ -697,7 +727,7 @@ class PostgresBackend:
         return True
 
     def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
-        params = {"worker_id": worker_id, "held": _numbers(held)}
+        params = {"worker_id": worker_id, "held": _numbers(held), "now": self._now()}
         with self._conn() as conn:
             rows = conn.execute(self._q.orphaned, params).fetchall()
         return [Owned(r["id"], r["claim_token"]) for r in rows]
@@ -706,13 +736,15 @@ class PostgresBackend:
         if not owned:
             return set()
         with self._conn() as conn:
-            rows = conn.execute(self._q.release, {**_owned_params(owned), "delay": delay})
+            params = {**_owned_params(owned), "delay": delay, "now": self._now()}
+            rows = conn.execute(self._q.release, params)
             return {r["id"] for r in rows.fetchall()}
 
     def reap(self, limit: int = 1000) -> ReapResult:
         result = ReapResult()
         with self._conn() as conn:
-            for r in conn.execute(self._q.reap, {"limit": limit}).fetchall():
+            params = {"limit": limit, "now": self._now()}
+            for r in conn.execute(self._q.reap, params).fetchall():
                 (result.dead if r["dead"] else result.requeued).append(r["id"])
         return result
 
@@ -741,13 +773,13 @@ class PostgresBackend:
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._conn() as conn:
-            row = conn.execute(self._q.cancel, {"id": job_id}).fetchone()
+            row = conn.execute(self._q.cancel, {"id": job_id, "now": self._now()}).fetchone()
         return "not_found" if row is None else row["outcome"]
 
     def resurrect(
         self, job_id: int, payload_json: str | None = None, priority: int | None = None
     ) -> bool:
-        params = {"id": job_id, "payload": payload_json, "priority": priority}
+        params = {"id": job_id, "payload": payload_json, "priority": priority, "now": self._now()}
         with self._conn() as conn:
             return conn.execute(self._q.resurrect, params).fetchone() is not None
 
@@ -759,17 +791,19 @@ class PostgresBackend:
         task: str | None = None,
     ) -> int:
         query = {"archive": self._q.purge_archive, "dead": self._q.purge_dead}[table]
-        params = {"older_than": older_than, "queue": queue, "task": task}
+        params = {"older_than": older_than, "queue": queue, "task": task, "now": self._now()}
         with self._conn() as conn:
             return conn.execute(query, params).rowcount
 
     def purge_idempotency_keys(self, retention: float) -> int:
         with self._conn() as conn:
-            return conn.execute(self._q.purge_idempotency, {"retention": retention}).rowcount
+            params = {"retention": retention, "now": self._now()}
+            return conn.execute(self._q.purge_idempotency, params).rowcount
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._conn() as conn:
-            row = conn.execute(self._q.set_priority, {"id": job_id, "priority": priority})
+            params = {"id": job_id, "priority": priority, "now": self._now()}
+            row = conn.execute(self._q.set_priority, params)
             return row.fetchone() is not None
 
     def configure_queue(
@@ -791,6 +825,7 @@ class PostgresBackend:
             "lease_seconds": lease_seconds,
             "set_timeout": timeout_seconds is not UNSET,
             "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
+            "now": self._now(),
         }
         with self._conn() as conn:
             conn.execute(self._q.update_queue, params)
@@ -799,7 +834,7 @@ class PostgresBackend:
 
     def list_queues(self) -> list[QueueInfo]:
         with self._conn() as conn:
-            rows = conn.execute(self._q.list_queues).fetchall()
+            rows = conn.execute(self._q.list_queues, {"now": self._now()}).fetchall()
         return [
             QueueInfo(
                 **{

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
-from claimq._json import loads
 from claimq._validate import NewJob
+from claimq.backends._rows import Undecodable, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -30,6 +30,7 @@ from claimq.backends.base import (
     Started,
     Table,
 )
+from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import InvalidInput, MigrationError
 from claimq.job import CorruptRow, DeadReason, Job, Status
 
@@ -38,8 +39,16 @@ _MIGRATIONS = load_migrations("claimq.backends.sqlite")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
 
 
-def _ts(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
+def _ts(value: Any, name: str, corrupt: list[str]) -> datetime | None:
+    """A stored time (seconds since the epoch); one that is no time at all is noted as corrupt
+    and read as None."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        corrupt.append(f"{name} holds {str(value)[:50]!r}, not a time")
+        return None
 
 
 def _lease_error(row: sqlite3.Row, now: float) -> str:
@@ -58,9 +67,6 @@ def _pairs(owned: Sequence[Owned]) -> str:
     return json.dumps([[o.id, o.token] for o in owned])
 
 
-_BROKEN = object()
-
-
 def _valid_errors(text: Any) -> str:
     """SQL function claimq_errors(errors): the history itself when it is a JSON array, else (a
     column another client broke) a fresh history that says what it held, so that a failure or
@@ -74,66 +80,58 @@ def _valid_errors(text: Any) -> str:
                         "message": f"errors column held {str(text)[:200]!r}, not a JSON array"}])
 
 
+def _json(text: Any) -> Any:
+    """A JSON text column: None stays None, anything else is decoded (or Undecodable)."""
+    if text is None:
+        return None
+    if not isinstance(text, str | bytes):  # a number or a blob another client stored
+        return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
+    return loads_exact(text)
+
+
 def _row_to_job(row: sqlite3.Row) -> Job:
+    """The one way a row becomes a Job: the live, archive and dead tables' rows and the claim's.
+    Columns a table does not have read as their empty value; a column that cannot be read
+    makes the payload a CorruptRow that says so (the worker dead-letters such a job)."""
     keys = row.keys()
 
     def get(name: str) -> Any:
         return row[name] if name in keys else None
 
+    payload, tags, errors, retry, result = json_columns(
+        _json(row["payload"]), _json(row["tags"]), _json(get("errors")), _json(get("retry")),
+        _json(get("result")))
     corrupt: list[str] = []
-
-    def load(name: str, shape: type | None, default: Any) -> Any:
-        """A JSON column; text that does not parse, or has the wrong shape, is noted as corrupt
-        (another client wrote it) and read as `default`."""
-        text = get(name)
-        if text is None:
-            return default
-        try:
-            value = loads(text)
-        except (TypeError, ValueError):
-            value = _BROKEN
-        if value is _BROKEN or (shape is not None and not isinstance(value, shape)):
-            corrupt.append(f"{name} holds {str(text)[:200]!r}")
-            return default
-        return value
-
-    payload = load("payload", None, None)
-    tags = load("tags", list, [])
-    errors = load("errors", list, None)
-    if errors is None:  # corrupt: a history that says what the column held
-        errors = json.loads(_valid_errors(get("errors")))
-    retry = load("retry", dict, None)
-    result = load("result", None, None)
-    if corrupt:  # the worker dead-letters such a job with this diagnostic
-        payload = CorruptRow(f"job row is corrupt (invalid JSON): {'; '.join(corrupt)}")
-    status = get("status") or "pending"
+    times = {name: _ts(get(name), name, corrupt) for name in _TIMES}
+    if corrupt:
+        note = "; ".join(corrupt)
+        payload = CorruptRow(f"{payload}; {note}" if isinstance(payload, CorruptRow)
+                             else f"job row is corrupt: {note}")
     return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
         payload=payload,
-        status=Status(status),
+        status=Status(get("status") or "pending"),
         priority=row["priority"],
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
-        tags=tuple(tags),
+        tags=tags,
         idempotency_key=row["idempotency_key"],
         worker_id=get("worker_id"),
         claim_token=get("claim_token"),
-        lease_until=_ts(get("lease_until")),
-        heartbeat_at=_ts(get("heartbeat_at")),
-        run_at=_ts(get("run_at")),
-        created_at=_ts(get("created_at")),
-        started_at=_ts(get("started_at")),
-        updated_at=_ts(get("updated_at")),
-        finished_at=_ts(get("finished_at")),
         cancel_requested=bool(get("cancel_requested")),
         timeout=get("timeout_seconds"),
         retry=retry,
-        errors=tuple(errors),
+        errors=errors,
         result=result,
         reason=get("reason"),
+        **times,
     )
+
+
+_TIMES = ("lease_until", "heartbeat_at", "run_at", "created_at", "started_at", "updated_at",
+          "finished_at")
 
 
 class SQLiteBackend:
@@ -142,7 +140,7 @@ class SQLiteBackend:
 
     kind = "sqlite"
 
-    def __init__(self, url: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, url: str, clock: Clock | None = None) -> None:
         parsed = urlparse(url)
         if parsed.scheme != "sqlite" or not parsed.path.startswith("/") or parsed.path == "/":
             raise InvalidInput(f"not a SQLite URL (want sqlite:///path.db): {url!r}")
@@ -161,7 +159,12 @@ class SQLiteBackend:
         self.synchronous = options.get("synchronous", "full").lower()
         if self.synchronous not in _SYNCHRONOUS:
             raise InvalidInput(f"synchronous must be one of {sorted(_SYNCHRONOUS)}")
-        self.clock = clock
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        # Seconds since the epoch, as the tables store times: time.time itself for the system
+        # clock (every statement takes its time from Python, the one clock of one machine).
+        self._time: Callable[[], float] = (
+            time.time if is_system(self.clock) else lambda: self.clock.now().timestamp()
+        )
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
@@ -221,7 +224,7 @@ class SQLiteBackend:
         self._local = threading.local()
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock(), UTC)
+        return self.clock.now()
 
     # -- migrations ----------------------------------------------------------------------------
 
@@ -240,7 +243,7 @@ class SQLiteBackend:
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO claimq_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (version, name, self.clock()),
+                    (version, name, self._time()),
                 )
                 applied.append(version)
         return applied
@@ -274,7 +277,7 @@ class SQLiteBackend:
     def _insert(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
     ) -> list[int]:
-        now = self.clock()
+        now = self._time()
         ids: list[int] = []
         seen_queues: set[str] = set()
         for job in jobs:
@@ -328,7 +331,7 @@ class SQLiteBackend:
             return self._claim(conn, ClaimRequest(worker_id, queues, limit, lease, start))
 
     def _claim(self, conn: sqlite3.Connection, req: ClaimRequest) -> list[Job]:
-        now = self.clock()
+        now = self._time()
         queues = None if req.queues is None else json.dumps(list(req.queues))
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
@@ -346,9 +349,8 @@ class SQLiteBackend:
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
              "ids": json.dumps(chosen), "start": req.start},
         ).fetchall()
-        jobs = [_row_to_job(r) for r in rows]
-        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
-        return jobs
+        order = {job_id: n for n, job_id in enumerate(chosen)}  # priority, run_at, id
+        return sorted((_row_to_job(r) for r in rows), key=lambda j: order[j.id])
 
     def settle(
         self,
@@ -367,7 +369,7 @@ class SQLiteBackend:
         if not owned:
             return []
         with self._write() as conn:
-            params = {"items": _pairs(owned), "now": self.clock(), "lease": lease}
+            params = {"items": _pairs(owned), "now": self._time(), "lease": lease}
             return [Started(r["id"], r["attempts"]) for r in conn.execute(_Q.start, params)]
 
     def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
@@ -375,7 +377,7 @@ class SQLiteBackend:
         if not owned:
             return result
         with self._write() as conn:
-            params = {"items": _pairs(owned), "now": self.clock(), "lease": lease}
+            params = {"items": _pairs(owned), "now": self._time(), "lease": lease}
             for row in conn.execute(_Q.heartbeat, params).fetchall():
                 result.alive.add(row["id"])
                 if row["cancel_requested"]:
@@ -396,7 +398,7 @@ class SQLiteBackend:
             return set()
         items = json.dumps([[d.id, d.token, d.result_json] for d in done])
         archived = [r[0] for r in conn.execute(
-            _Q.complete_archive, {"items": items, "now": self.clock()}
+            _Q.complete_archive, {"items": items, "now": self._time()}
         ).fetchall()]
         if archived:
             conn.execute(_Q.delete_ids, {"ids": json.dumps(archived)})
@@ -408,7 +410,7 @@ class SQLiteBackend:
 
     def _fail(self, conn: sqlite3.Connection, failures: Sequence[Failure]) -> FailResult:
         result = FailResult()
-        now = self.clock()
+        now = self._time()
         for item in failures:
             params = {
                 "id": item.id,
@@ -431,7 +433,7 @@ class SQLiteBackend:
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
         released: set[int] = set()
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             for item in owned:
                 params = {"id": item.id, "token": item.token, "now": now, "delay": delay}
                 if conn.execute(_Q.release, params).fetchone() is not None:
@@ -446,14 +448,14 @@ class SQLiteBackend:
         return False
 
     def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
-        params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self.clock()}
+        params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self._time()}
         rows = self._conn().execute(_Q.orphaned, params).fetchall()
         return [Owned(r["id"], r["claim_token"]) for r in rows]
 
     def reap(self, limit: int = 1000) -> ReapResult:
         result = ReapResult()
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             for row in conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall():
                 error = _lease_error(row, now)
                 exhausted = row["status"] == "processing" and row["attempts"] >= row["max_attempts"]
@@ -496,7 +498,7 @@ class SQLiteBackend:
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._write() as conn:
-            params = {"id": job_id, "now": self.clock()}
+            params = {"id": job_id, "now": self._time()}
             if conn.execute(_Q.cancel_bury, params).rowcount == 1:
                 conn.execute(_Q.delete_job, params)
                 return "cancelled"
@@ -511,7 +513,7 @@ class SQLiteBackend:
         self, job_id: int, payload_json: str | None = None, priority: int | None = None
     ) -> bool:
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             params = {"id": job_id, "now": now, "payload": payload_json, "priority": priority}
             row = conn.execute(_Q.resurrect, params).fetchone()
             if row is None:
@@ -529,17 +531,17 @@ class SQLiteBackend:
     ) -> int:
         query = {"archive": _Q.purge_archive, "dead": _Q.purge_dead}[table]
         with self._write() as conn:
-            before = None if older_than is None else self.clock() - older_than
+            before = None if older_than is None else self._time() - older_than
             return conn.execute(query, {"before": before, "queue": queue, "task": task}).rowcount
 
     def purge_idempotency_keys(self, retention: float) -> int:
         with self._write() as conn:
-            since = self.clock() - retention
+            since = self._time() - retention
             return conn.execute(_Q.purge_idempotency, {"since": since}).rowcount
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._write() as conn:
-            params = {"id": job_id, "priority": priority, "now": self.clock()}
+            params = {"id": job_id, "priority": priority, "now": self._time()}
             return conn.execute(_Q.set_priority, params).fetchone() is not None
 
     def configure_queue(
@@ -553,7 +555,7 @@ class SQLiteBackend:
         timeout_seconds: float | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
-            now = self.clock()
+            now = self._time()
             conn.execute(_Q.ensure_queue, {"name": name, "now": now})
             conn.execute(
                 _Q.update_queue,
@@ -572,7 +574,7 @@ class SQLiteBackend:
         return next(q for q in self.list_queues() if q.name == name)
 
     def list_queues(self) -> list[QueueInfo]:
-        rows = self._conn().execute(_Q.list_queues, {"now": self.clock()}).fetchall()
+        rows = self._conn().execute(_Q.list_queues, {"now": self._time()}).fetchall()
         return [
             QueueInfo(
                 name=r["name"],

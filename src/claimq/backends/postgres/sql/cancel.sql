@@ -7,16 +7,12 @@ WITH target AS (
     WHERE j.id = t.id AND t.status IN ('pending', 'fetched')
     RETURNING j.*
 ), buried AS (
-    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
-                               attempts, max_attempts, worker_id, run_at, created_at,
-                               started_at, finished_at, reason, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, now(), 'cancelled', errors,
-           timeout_seconds, retry
+    INSERT INTO {schema}.dead ({dead_columns}, finished_at, reason, errors)
+    SELECT {dead_columns}, {now}, 'cancelled', errors
     FROM gone
     RETURNING id
 ), flagged AS (
-    UPDATE {schema}.jobs j SET cancel_requested = true, updated_at = now()
+    UPDATE {schema}.jobs j SET cancel_requested = true, updated_at = {now}
     FROM target t
     WHERE j.id = t.id AND t.status = 'processing'
     RETURNING j.id

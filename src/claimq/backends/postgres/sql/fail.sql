@@ -14,23 +14,19 @@ WITH input AS (
     WHERE j.id = o.id AND o.bury
     RETURNING j.*, o.error AS new_error, o.reason AS new_reason
 ), buried AS (
-    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
-                               attempts, max_attempts, worker_id, run_at, created_at,
-                               started_at, finished_at, reason, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, now(), new_reason,
-           errors || jsonb_build_array(new_error), timeout_seconds, retry
+    INSERT INTO {schema}.dead ({dead_columns}, finished_at, reason, errors)
+    SELECT {dead_columns}, {now}, new_reason, errors || jsonb_build_array(new_error)
     FROM gone
     RETURNING id
 ), retried AS (
     UPDATE {schema}.jobs j
     SET status = 'pending',
-        run_at = now() + make_interval(secs => o.delay),
+        run_at = {now} + make_interval(secs => o.delay),
         worker_id = NULL,
         claim_token = NULL,
         lease_until = NULL,
         heartbeat_at = NULL,
-        updated_at = now(),
+        updated_at = {now},
         errors = j.errors || jsonb_build_array(o.error)
     FROM owned o
     WHERE j.id = o.id AND NOT o.bury

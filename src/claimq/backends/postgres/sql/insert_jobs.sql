@@ -1,9 +1,10 @@
 -- Bulk insert of jobs without idempotency keys; the notification commits with the jobs.
 WITH inserted AS (
     INSERT INTO {schema}.jobs (queue, task, payload, tags, priority, max_attempts, run_at,
-                               timeout_seconds, retry)
+                               created_at, updated_at, timeout_seconds, retry)
     SELECT queue, task, payload, tags::text[], priority, max_attempts,
-           coalesce(run_at, now() + make_interval(secs => delay)), timeout_seconds, retry
+           coalesce(run_at, {now} + make_interval(secs => delay)), {now}, {now},
+           timeout_seconds, retry
     FROM unnest(%(queue)s::text[], %(task)s::text[], %(payload)s::jsonb[], %(tags)s::text[],
                 %(priority)s::int[], %(max_attempts)s::int[], %(run_at)s::timestamptz[],
                 %(delay)s::float8[], %(timeout_seconds)s::float8[], %(retry)s::jsonb[])

@@ -4,20 +4,21 @@
 WITH new_id AS (
     SELECT nextval('{schema}.job_ids') AS id
 ), key AS (
-    INSERT INTO {schema}.idempotency_keys (key, job_id)
-    SELECT %(key)s, id FROM new_id
+    INSERT INTO {schema}.idempotency_keys (key, job_id, created_at)
+    SELECT %(key)s, id, {now} FROM new_id
     ON CONFLICT (key) DO NOTHING
     RETURNING job_id
 ), queue AS (
-    INSERT INTO {schema}.queues (name) SELECT %(queue)s FROM key
+    INSERT INTO {schema}.queues (name, created_at, updated_at) SELECT %(queue)s, {now}, {now} FROM key
     ON CONFLICT (name) DO NOTHING
 ), inserted AS (
     INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key, priority,
-                               max_attempts, run_at, timeout_seconds, retry)
+                               max_attempts, run_at, created_at, updated_at, timeout_seconds,
+                               retry)
     SELECT job_id, %(queue)s, %(task)s, %(payload)s::jsonb, %(tags)s::text[], %(key)s,
            %(priority)s, %(max_attempts)s,
-           coalesce(%(run_at)s::timestamptz, now() + make_interval(secs => %(delay)s)),
-           %(timeout_seconds)s, %(retry)s::jsonb
+           coalesce(%(run_at)s::timestamptz, {now} + make_interval(secs => %(delay)s)),
+           {now}, {now}, %(timeout_seconds)s, %(retry)s::jsonb
     FROM key
     RETURNING id, queue
 )

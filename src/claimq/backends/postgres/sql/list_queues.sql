@@ -7,13 +7,13 @@ SELECT q.name, q.paused, q.active, q.max_workers, q.lease_seconds, q.timeout_sec
 FROM {schema}.queues q
 LEFT JOIN (
     SELECT queue,
-           count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
-           count(*) FILTER (WHERE status = 'pending' AND run_at > now()) AS scheduled,
+           count(*) FILTER (WHERE status = 'pending' AND run_at <= {now}) AS pending,
+           count(*) FILTER (WHERE status = 'pending' AND run_at > {now}) AS scheduled,
            count(*) FILTER (WHERE status = 'fetched') AS fetched,
            count(*) FILTER (WHERE status = 'processing') AS processing,
-           count(*) FILTER (WHERE status <> 'pending' AND lease_until < now()) AS expired,
-           extract(epoch FROM now() - min(run_at) FILTER (WHERE status = 'pending'
-                                                          AND run_at <= now())) AS oldest_ready_age
+           count(*) FILTER (WHERE status <> 'pending' AND lease_until < {now}) AS expired,
+           extract(epoch FROM {now} - min(run_at) FILTER (WHERE status = 'pending'
+                                                          AND run_at <= {now})) AS oldest_ready_age
     FROM {schema}.jobs GROUP BY queue
 ) s ON s.queue = q.name
 ORDER BY q.name

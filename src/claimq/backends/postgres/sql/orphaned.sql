@@ -3,4 +3,4 @@
 SELECT j.id, j.claim_token::text AS claim_token
 FROM {schema}.jobs j
 WHERE j.status IN ('fetched', 'processing') AND j.worker_id = %(worker_id)s
-  AND j.lease_until > now() AND NOT (j.id = ANY(%(held)s::bigint[]))
+  AND j.lease_until > {now} AND NOT (j.id = ANY(%(held)s::bigint[]))

@@ -4,12 +4,12 @@ WITH expired AS (
     SELECT j.id,
            (j.cancel_requested OR (j.status = 'processing' AND j.attempts >= j.max_attempts))
                AS bury,
-           jsonb_build_object('attempt', j.attempts, 'at', now(), 'worker', j.worker_id,
+           jsonb_build_object('attempt', j.attempts, 'at', {now}, 'worker', j.worker_id,
                               'error', 'LeaseExpired',
                               'message', 'lease expired while ' || j.status) AS error,
            CASE WHEN j.cancel_requested THEN 'cancelled' ELSE 'lease_expired' END AS reason
     FROM {schema}.jobs j
-    WHERE j.status IN ('fetched', 'processing') AND j.lease_until < now()
+    WHERE j.status IN ('fetched', 'processing') AND j.lease_until < {now}
     ORDER BY j.lease_until
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -18,12 +18,8 @@ WITH expired AS (
     WHERE j.id = e.id AND e.bury
     RETURNING j.*, e.error AS new_error, e.reason AS new_reason
 ), buried AS (
-    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
-                               attempts, max_attempts, worker_id, run_at, created_at,
-                               started_at, finished_at, reason, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, now(), new_reason,
-           errors || jsonb_build_array(new_error), timeout_seconds, retry
+    INSERT INTO {schema}.dead ({dead_columns}, finished_at, reason, errors)
+    SELECT {dead_columns}, {now}, new_reason, errors || jsonb_build_array(new_error)
     FROM gone
     RETURNING id
 ), requeued AS (
@@ -33,7 +29,7 @@ WITH expired AS (
         claim_token = NULL,
         lease_until = NULL,
         heartbeat_at = NULL,
-        updated_at = now(),
+        updated_at = {now},
         errors = j.errors || jsonb_build_array(e.error)
     FROM expired e
     WHERE j.id = e.id AND NOT e.bury

@@ -12,12 +12,8 @@ WITH owned AS (
     WHERE j.id = o.id AND o.cancel_requested
     RETURNING j.*
 ), buried AS (
-    INSERT INTO {schema}.dead (id, queue, task, payload, tags, idempotency_key, priority,
-                               attempts, max_attempts, worker_id, run_at, created_at,
-                               started_at, finished_at, reason, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, now(), 'cancelled', errors,
-           timeout_seconds, retry
+    INSERT INTO {schema}.dead ({dead_columns}, finished_at, reason, errors)
+    SELECT {dead_columns}, {now}, 'cancelled', errors
     FROM gone
     RETURNING id
 ), released AS (
@@ -25,14 +21,14 @@ WITH owned AS (
     SET status = 'pending',
         attempts = CASE WHEN j.status = 'processing' THEN greatest(j.attempts - 1, 0)
                         ELSE j.attempts END,
-        run_at = CASE WHEN %(delay)s > 0 THEN now() + make_interval(secs => %(delay)s)
+        run_at = CASE WHEN %(delay)s > 0 THEN {now} + make_interval(secs => %(delay)s)
                       ELSE j.run_at END,
         worker_id = NULL,
         claim_token = NULL,
         lease_until = NULL,
         heartbeat_at = NULL,
         started_at = NULL,
-        updated_at = now()
+        updated_at = {now}
     FROM owned o
     WHERE j.id = o.id AND NOT o.cancel_requested
     RETURNING j.id

@@ -1,3 +1,3 @@
-UPDATE {schema}.jobs SET priority = %(priority)s, updated_at = now()
+UPDATE {schema}.jobs SET priority = %(priority)s, updated_at = {now}
 WHERE id = %(id)s AND status = 'pending'
 RETURNING id

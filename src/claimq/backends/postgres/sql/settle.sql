@@ -18,8 +18,8 @@ archived AS (
                                   max_attempts, worker_id, run_at, created_at, started_at,
                                   finished_at, duration, result, errors, timeout_seconds, retry)
     SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, now(),
-           extract(epoch FROM now() - started_at), result, errors, timeout_seconds, retry
+           worker_id, run_at, created_at, started_at, {now},
+           extract(epoch FROM {now} - started_at), result, errors, timeout_seconds, retry
     FROM done
     RETURNING id
 ),
@@ -44,7 +44,7 @@ open_queues AS (
     CROSS JOIN LATERAL (
         SELECT j.id, j.priority, j.run_at
         FROM {schema}.jobs j
-        WHERE j.queue = oq.name AND j.status = 'pending' AND j.run_at <= now()
+        WHERE j.queue = oq.name AND j.status = 'pending' AND j.run_at <= {now}
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT least(oq.free, %(limit)s)
         FOR UPDATE SKIP LOCKED
@@ -58,19 +58,19 @@ claimed AS (
     UPDATE {schema}.jobs j
     SET status = CASE WHEN %(start)s THEN 'processing' ELSE 'fetched' END,
         attempts = j.attempts + CASE WHEN %(start)s THEN 1 ELSE 0 END,
-        started_at = CASE WHEN %(start)s THEN now() END,
-        heartbeat_at = CASE WHEN %(start)s THEN now() END,
+        started_at = CASE WHEN %(start)s THEN {now} END,
+        heartbeat_at = CASE WHEN %(start)s THEN {now} END,
         worker_id = %(worker_id)s,
         claim_token = gen_random_uuid(),
-        lease_until = now() + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
-        updated_at = now()
+        lease_until = {now} + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
+        updated_at = {now}
     FROM candidates c
     -- As above: the generic plan guesses the claim's LIMIT, and with many pending jobs would
     -- hash the whole table to join a few rows; this keeps it to primary-key lookups.
     WHERE j.id = ANY(ARRAY(SELECT id FROM candidates)) AND j.id = c.id
     -- Only what the caller does not know already: status and worker are its own, started_at
-    -- and heartbeat_at equal updated_at (now()) when started. Fewer timestamps to parse, and
-    -- no history to decode for a first attempt (NULL for an empty one).
+    -- and heartbeat_at equal updated_at (the statement's time) when started. Fewer timestamps
+    -- to parse, and no history to decode for a first attempt (NULL for an empty one).
     RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority,
               j.attempts, j.max_attempts, j.claim_token::text AS claim_token, j.lease_until,
               j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
@@ -78,7 +78,7 @@ claimed AS (
 )
 -- At least one row: a claimed job per row (all NULL when none was claimed), and in the first
 -- row only the completed ids (in every row they made up half the answer's bytes).
--- Read by position in backend.py (_claimed_job): keep the two in step.
+-- backend.py reads the columns by position as _SETTLE_COLUMNS: keep the two in step.
 SELECT CASE WHEN coalesce(c.nth, 1) = 1 THEN (SELECT array_agg(id) FROM archived) END
            AS completed,
        c.*

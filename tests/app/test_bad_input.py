@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_support import claim_one, running, state
+from app_support import claim_one, running, state
 
 from claimq import App, InvalidInput, Job, Permanent, Retry, RetryPolicy
 from claimq.backends import open_backend

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from conformance_support import (
+from app_support import (
     archived,
     claim_one,
     counts,
@@ -16,6 +14,7 @@ from conformance_support import (
 )
 
 from claimq import App, DeadReason, JobNotFound, Permanent, Retry, Status
+from claimq.clock import FakeClock
 
 
 def test_get_job_finds_the_job_wherever_it_lives(app: App) -> None:
@@ -142,10 +141,10 @@ def _finish(app: App, *, queue: str, task: str, ok: bool) -> int:
 
 
 @pytest.mark.parametrize("table", ["archive", "dead"])
-def test_purge_by_age(app: App, table: str) -> None:
+def test_purge_by_age(app: App, clock: FakeClock, table: str) -> None:
     ok = table == "archive"
     old = _finish(app, queue="a", task="t", ok=ok)
-    time.sleep(0.8)
+    clock.advance(0.8)
     young = _finish(app, queue="a", task="t", ok=ok)
     assert app.purge(table, older_than=3600) == 0  # type: ignore[arg-type]
     # A cut-off halfway between the two finish times, on the backend's own clock.

@@ -4,11 +4,10 @@ matches (id, claim_token, expected status); zero rows means the lease was lost."
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 
 import pytest
-from conformance_support import (
+from app_support import (
     LEASE,
     archived,
     claim_one,
@@ -23,6 +22,7 @@ from conformance_support import (
 
 from claimq import App, DeadReason, Job, LeaseLost, Permanent, Retry, RetryPolicy, Status
 from claimq.backends.base import Completion, Failure, Owned, ReapResult
+from claimq.clock import FakeClock
 
 
 def stale(job: Job) -> Job:
@@ -95,10 +95,10 @@ def test_start_refuses_a_cancelled_job(app: App) -> None:
     assert app.get_job(job.id).reason == DeadReason.CANCELLED
 
 
-def test_start_refuses_a_job_re_owned_by_another_worker(app: App) -> None:
+def test_start_refuses_a_job_re_owned_by_another_worker(app: App, clock: FakeClock) -> None:
     app.enqueue("t")
     mine = claim_one(app, "w1", lease=LEASE)
-    expire()
+    expire(clock)
     assert app.reap().requeued == [mine.id]
     theirs = claim_one(app, "w2", lease=30)
     before = state(app)
@@ -143,12 +143,12 @@ def test_batched_heartbeat_extends_leases(app: App) -> None:
     assert 195 < seconds_until(app, app.get_job(jobs[0].id).lease_until) <= 200.5
 
 
-def test_heartbeat_keeps_a_short_lease_alive(app: App) -> None:
+def test_heartbeat_keeps_a_short_lease_alive(app: App, clock: FakeClock) -> None:
     app.enqueue("t")
     job = claim_one(app, lease=1.0)
     app.start(job)
     for _ in range(5):  # 1.5 s in all, longer than the lease
-        time.sleep(0.3)
+        clock.advance(0.3)
         app.heartbeat(job, lease=1.0)
         assert app.reap() == ReapResult()
     assert app.get_job(job.id).status is Status.PROCESSING

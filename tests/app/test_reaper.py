@@ -6,16 +6,17 @@ from __future__ import annotations
 import time
 
 import pytest
-from conformance_support import LEASE, claim_one, counts, expire, live, running, state
+from app_support import LEASE, claim_one, counts, expire, live, running, state
 
 from claimq import App, DeadReason, LeaseLost, RetryPolicy, Status
 from claimq.backends.base import Completion, Failure, Owned, ReapResult
+from claimq.clock import FakeClock
 
 
-def test_expired_fetched_job_goes_back_to_pending(app: App) -> None:
+def test_expired_fetched_job_goes_back_to_pending(app: App, clock: FakeClock) -> None:
     job_id = app.enqueue("t", queue="r")
     job = claim_one(app, lease=LEASE)
-    expire()
+    expire(clock)
     result = app.reap()
     assert result.requeued == [job_id] and result.dead == []
     now = app.get_job(job_id)
@@ -26,9 +27,11 @@ def test_expired_fetched_job_goes_back_to_pending(app: App) -> None:
     assert again.claim_token != job.claim_token
 
 
-def test_expired_processing_job_with_attempts_left_is_requeued_with_history(app: App) -> None:
+def test_expired_processing_job_with_attempts_left_is_requeued_with_history(
+    app: App, clock: FakeClock
+) -> None:
     job = running(app, worker="w-old", lease=LEASE, max_attempts=3)
-    expire()
+    expire(clock)
     assert app.reap() == ReapResult(requeued=[job.id], dead=[])
     now = app.get_job(job.id)
     assert now.status is Status.PENDING
@@ -42,9 +45,9 @@ def test_expired_processing_job_with_attempts_left_is_requeued_with_history(app:
     assert app.start(again) == 2
 
 
-def test_expired_processing_job_without_attempts_left_is_buried(app: App) -> None:
+def test_expired_processing_job_without_attempts_left_is_buried(app: App, clock: FakeClock) -> None:
     job = running(app, lease=LEASE, max_attempts=1)
-    expire()
+    expire(clock)
     assert app.reap() == ReapResult(requeued=[], dead=[job.id])
     gone = app.get_job(job.id)
     assert gone.status is Status.DEAD and gone.reason == DeadReason.LEASE_EXPIRED
@@ -52,21 +55,21 @@ def test_expired_processing_job_without_attempts_left_is_buried(app: App) -> Non
     assert counts(app) == (0, 0, 1)
 
 
-def test_exhausted_after_retries_keeps_the_whole_history(app: App) -> None:
+def test_exhausted_after_retries_keeps_the_whole_history(app: App, clock: FakeClock) -> None:
     job = running(app, lease=LEASE, max_attempts=2)
     app.fail(job, RuntimeError("first"), retry=RetryPolicy(base=0, jitter=0))
     second = claim_one(app, queue=job.queue, lease=LEASE)
     app.start(second)
-    expire()
+    expire(clock)
     assert app.reap().dead == [job.id]
     gone = app.get_job(job.id)
     assert [e["error"] for e in gone.errors] == ["RuntimeError", "LeaseExpired"]
 
 
-def test_expired_cancel_requested_job_is_buried_as_cancelled(app: App) -> None:
+def test_expired_cancel_requested_job_is_buried_as_cancelled(app: App, clock: FakeClock) -> None:
     job = running(app, lease=LEASE, max_attempts=5)
     assert app.cancel(job.id) == "cancel_requested"
-    expire()
+    expire(clock)
     assert app.reap().dead == [job.id]
     gone = app.get_job(job.id)
     assert gone.status is Status.DEAD and gone.reason == DeadReason.CANCELLED
@@ -82,10 +85,10 @@ def test_reaper_leaves_unexpired_leases_alone(app: App) -> None:
     assert state(app) == before
 
 
-def test_reaping_twice_is_harmless(app: App) -> None:
+def test_reaping_twice_is_harmless(app: App, clock: FakeClock) -> None:
     a = running(app, lease=LEASE, max_attempts=3)
     b = running(app, lease=LEASE, max_attempts=1)
-    expire()
+    expire(clock)
     first = app.reap()
     assert first.requeued == [a.id] and first.dead == [b.id]
     after = state(app)
@@ -93,18 +96,18 @@ def test_reaping_twice_is_harmless(app: App) -> None:
     assert state(app) == after
 
 
-def test_reap_limit_bounds_one_pass(app: App) -> None:
+def test_reap_limit_bounds_one_pass(app: App, clock: FakeClock) -> None:
     app.enqueue_many([{"task": "t"} for _ in range(5)])
     app.claim("w", limit=5, lease=LEASE)
-    expire()
+    expire(clock)
     assert len(app.reap(limit=2).requeued) == 2
     assert len(app.reap(limit=10).requeued) == 3
     assert {j.status for j in live(app)} == {Status.PENDING}
 
 
-def test_queues_count_expired_leases(app: App) -> None:
+def test_queues_count_expired_leases(app: App, clock: FakeClock) -> None:
     running(app, lease=LEASE, queue="e")
-    expire()
+    expire(clock)
     [info] = [q for q in app.queues() if q.name == "e"]
     assert info.expired == 1 and info.processing == 1
 
@@ -112,13 +115,13 @@ def test_queues_count_expired_leases(app: App) -> None:
 @pytest.mark.parametrize("old_state", ["fetched", "processing"])
 @pytest.mark.parametrize("new_state", ["fetched", "processing"])
 def test_old_token_is_worthless_after_reap_and_reclaim(
-    app: App, old_state: str, new_state: str
+    app: App, clock: FakeClock, old_state: str, new_state: str
 ) -> None:
     app.enqueue("t", queue="z", max_attempts=5)
     old = claim_one(app, "w-old", queue="z", lease=LEASE)
     if old_state == "processing":
         app.start(old)
-    expire()
+    expire(clock)
     assert app.reap().requeued == [old.id]
     new = claim_one(app, "w-new", queue="z", lease=60)
     if new_state == "processing":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from conformance_support import claim_one, live, running, seconds_until, state
+from app_support import claim_one, live, running, seconds_until, state
 
 from claimq import App, Status
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from conformance_support import (
+from app_support import (
     CallerTransaction,
     archived,
     claim_one,
@@ -19,6 +18,7 @@ from conformance_support import (
 )
 
 from claimq import App, JobNotFound, Permanent, Status
+from claimq.clock import FakeClock
 
 
 def test_enqueue_one_job_writes_a_pending_row(app: App) -> None:
@@ -158,10 +158,12 @@ def test_delayed_jobs_are_not_due_until_their_time(app: App) -> None:
     assert app.claim("w", limit=10) == []
 
 
-def test_a_short_delay_becomes_due(app: App) -> None:
+def test_a_short_delay_becomes_due(app: App, clock: FakeClock) -> None:
     job_id = app.enqueue("t", delay=0.3)
     assert app.claim("w") == []
-    time.sleep(0.5)
+    clock.advance(0.29)
+    assert app.claim("w") == []
+    clock.advance(0.01)
     assert [j.id for j in app.claim("w")] == [job_id]
 
 
@@ -205,19 +207,21 @@ def test_idempotency_key_is_held_after_dead_letter_within_retention(app: App) ->
     assert counts(app) == (0, 0, 1)
 
 
-def test_idempotency_key_is_free_again_after_the_retention_window(db_url: str) -> None:
-    with App(db_url, idempotency_retention=0.05) as short:
+def test_idempotency_key_is_free_again_after_the_retention_window(
+    db_url: str, clock: FakeClock
+) -> None:
+    with App(db_url, idempotency_retention=0.05, clock=clock) as short:
         short.migrate()
         # A live job holds its key however long it waits.
         held = short.enqueue("t", idempotency_key="k-live")
-        time.sleep(0.2)
+        clock.advance(0.2)
         assert short.enqueue("t", idempotency_key="k-live") == held
         # A finished job holds it only for the retention window.
         done = running(short, idempotency_key="k-done")
         short.complete(done)
         buried = running(short, idempotency_key="k-buried")
         short.fail(buried, Permanent("x"))
-        time.sleep(0.3)
+        clock.advance(0.3)
         fresh_done = short.enqueue("t", {"again": 1}, idempotency_key="k-done")
         fresh_buried = short.enqueue("t", idempotency_key="k-buried")
         assert fresh_done not in (done.id, held) and fresh_buried != buried.id
@@ -230,12 +234,12 @@ def test_idempotency_key_is_free_again_after_the_retention_window(db_url: str) -
         assert counts(short) == (3, 1, 1)
 
 
-def test_purge_forgets_expired_keys_only(db_url: str) -> None:
-    with App(db_url, idempotency_retention=0.05) as short:
+def test_purge_forgets_expired_keys_only(db_url: str, clock: FakeClock) -> None:
+    with App(db_url, idempotency_retention=0.05, clock=clock) as short:
         short.migrate()
         job = running(short, idempotency_key="k")
         short.complete(job)
-        time.sleep(0.2)
+        clock.advance(0.2)
         assert short.purge("archive") == 1
         new = short.enqueue("t", idempotency_key="k")
         assert new != job.id

@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from claimq import App, Job
+from claimq.clock import FakeClock
 
-# Short leases keep expiry tests fast; EXPIRE sleeps comfortably past them.
+# A lease, and how far the tests' FakeClock moves to pass it.
 LEASE = 0.2
 EXPIRE = LEASE + 0.25
 ALL = 100_000
@@ -50,9 +51,9 @@ def seconds_until(app: App, when: datetime | None) -> float:
     return (when - app.backend.now()).total_seconds()
 
 
-def expire() -> None:
-    """Sleep past a lease of LEASE seconds."""
-    time.sleep(EXPIRE)
+def expire(clock: FakeClock) -> None:
+    """Move the clock past a lease of LEASE seconds."""
+    clock.advance(EXPIRE)
 
 
 def claim_one(app: App, worker: str = "w1", *, queue: str | None = None,

@@ -8,7 +8,7 @@ import dataclasses
 import uuid
 
 import pytest
-from conformance_support import LEASE, counts, expire, live, running, state
+from app_support import LEASE, counts, expire, live, running, state
 
 from claimq import App, DeadReason, Job, JobNotFound, LeaseLost, Status
 from claimq.backends.base import (
@@ -19,6 +19,7 @@ from claimq.backends.base import (
     Owned,
     Settled,
 )
+from claimq.clock import FakeClock
 from claimq.errors import ClaimqError
 
 
@@ -55,10 +56,10 @@ def test_claim_and_start_honours_the_bulkhead_and_pauses(app: App) -> None:
     assert app.claim("w", limit=10, start=True) == []
 
 
-def test_claimed_and_started_job_expires_like_a_processing_one(app: App) -> None:
+def test_claimed_and_started_job_expires_like_a_processing_one(app: App, clock: FakeClock) -> None:
     app.enqueue("t", max_attempts=1)
     [job] = app.claim("w", limit=1, lease=LEASE, start=True)
-    expire()
+    expire(clock)
     assert app.reap().dead == [job.id]
     assert app.get_job(job.id).reason == DeadReason.LEASE_EXPIRED
 
@@ -258,8 +259,8 @@ def test_orphaned_lists_what_a_worker_holds_in_the_database_but_not_in_memory(ap
     assert app.backend.orphaned("w-lost", [known.id]) == []
 
 
-def test_orphaned_leaves_expired_leases_to_the_reaper(app: App) -> None:
+def test_orphaned_leaves_expired_leases_to_the_reaper(app: App, clock: FakeClock) -> None:
     job = running(app, worker="w-lost", lease=LEASE)
-    expire()
+    expire(clock)
     assert app.backend.orphaned("w-lost", []) == []
     assert app.get_job(job.id).status is Status.PROCESSING

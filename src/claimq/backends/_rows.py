@@ -1,0 +1,101 @@
+"""Decoding a job row's JSON columns, for every backend: a value that cannot be read back
+exactly (broken text, a number beyond every float, an integer beyond 64 bits, the wrong shape)
+never raises. The row still becomes a Job, whose payload is a CorruptRow saying what the column
+held, and a worker dead-letters that job; listings and get_job() show it."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from claimq._json import loads
+from claimq.job import CorruptRow
+
+# orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
+# without a word: a run of 19 digits is where a document needs the exact (slower) check. Such
+# an integer is taken for the float it reads as when a double could have printed it (at most
+# 17 significant digits): PostgreSQL's jsonb prints 1e20 as 100000000000000000000.
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+_INT_RANGE = range(-(2**63), 2**64)
+
+
+class Undecodable:
+    """A stored JSON value that could not be decoded exactly, and why."""
+
+    __slots__ = ("text", "why")
+
+    def __init__(self, text: str | bytes, why: str) -> None:
+        self.text = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"{self.text[:200]!r} ({self.why})"
+
+
+def loads_exact(data: str | bytes) -> Any:
+    """orjson's loads, except that a document it cannot read exactly (or at all) comes back as
+    an Undecodable instead of raising or silently rounding. The drivers' JSON loader on
+    PostgreSQL, and SQLite's JSON text columns."""
+    try:
+        value = loads(data)
+    except (TypeError, ValueError) as exc:
+        return Undecodable(data, str(exc).split(":")[0] or type(exc).__name__)
+    digits = _LONG_DIGITS_BYTES if isinstance(data, bytes | bytearray) else _LONG_DIGITS
+    if digits.search(data) is not None and not _exact_integers(data):  # type: ignore[arg-type]
+        return Undecodable(data, "an integer beyond 64 bits")
+    return value
+
+
+def _exact_integers(data: str | bytes) -> bool:
+    def check(text: str) -> int:
+        number = int(text)
+        if number not in _INT_RANGE and len(text.lstrip("-").rstrip("0")) > 17:
+            raise ValueError(text)
+        return number
+
+    try:
+        json.loads(data, parse_int=check)
+    except ValueError:
+        return False
+    return True
+
+
+def json_columns(
+    payload: Any, tags: Any, errors: Any, retry: Any, result: Any
+) -> tuple[Any, tuple[Any, ...], tuple[Any, ...], Any, Any]:
+    """A row's decoded JSON columns as the Job holds them: (payload, tags, errors, retry,
+    result). Any column that is Undecodable or of the wrong shape turns the payload into a
+    CorruptRow naming it, and is read as empty (the errors column: as a history saying what it
+    held, so the worker's failure or the reaper can still append to it)."""
+    if (type(payload) is dict and type(tags) in (list, tuple)
+            and (errors is None or type(errors) is list) and (retry is None or type(retry) is dict)
+            and type(result) is not Undecodable):
+        return payload, tuple(tags), () if errors is None else tuple(errors), retry, result
+    corrupt: list[str] = []
+
+    def check(name: str, value: Any, shape: type | None, empty: Any) -> Any:
+        if isinstance(value, Undecodable):
+            corrupt.append(f"{name} holds {value!r}")
+            return empty
+        if shape is not None and value is not None and not isinstance(value, shape):
+            corrupt.append(f"{name} holds {_shown(value)}, not a JSON {shape.__name__}")
+            return empty
+        return value
+
+    payload = check("payload", payload, None, None)
+    tags = check("tags", tags, list, ())
+    history = check("errors", errors, list, None)
+    retry = check("retry", retry, dict, None)
+    result = check("result", result, None, None)
+    if history is None and errors is not None:
+        history = [{"error": "CorruptColumn", "message": f"errors column held {_shown(errors)}"}]
+    if corrupt:
+        payload = CorruptRow(f"job row is corrupt: {'; '.join(corrupt)}")
+    return payload, tuple(tags or ()), tuple(history or ()), retry, result
+
+
+def _shown(value: Any) -> str:
+    text = value.text if isinstance(value, Undecodable) else json.dumps(value, default=str)
+    return repr(text[:200])

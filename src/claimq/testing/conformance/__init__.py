@@ -1,0 +1,92 @@
+"""The backend conformance suite: pytest tests that drive the `Backend` protocol directly (not
+`App`), on a `FakeClock`, so that every backend passes the same tests unchanged.
+
+A backend's own test directory runs it with two files. A conftest that provides one fixture,
+`conformance_backend_factory`, giving a `BackendFactory` for a fresh, empty database::
+
+    # conftest.py
+    import pytest
+    from claimq.testing.conformance import BackendFactory
+
+    @pytest.fixture
+    def conformance_backend_factory(tmp_path):
+        url = ...  # a new, empty database for this test
+        def open_backend(clock):
+            backend = MyBackend(url, clock=clock)
+            backend.migrate()
+            return backend
+        return BackendFactory(open=open_backend, store_json=...)  # store_json is optional
+
+and a test module that imports the suite (its test classes and its `subject` fixture)::
+
+    # test_conformance.py
+    from claimq.testing.conformance import *  # noqa: F403
+
+Then `pytest test_conformance.py`. Each test gets a `Subject`: the backend, opened on a
+FakeClock that starts at `START` and moves only when a test advances it (no test sleeps).
+"""
+
+import pytest
+
+# Plain asserts with pytest's explanations (the modules are not test files pytest collects).
+pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
+    "_harness", "claim", "corrupt", "enqueue", "operator", "owner", "reap")))
+
+from claimq.testing.conformance._harness import (  # noqa: E402
+    START,
+    BackendFactory,
+    Subject,
+    subject,
+)
+from claimq.testing.conformance.claim import TestClaim, TestQueueSettings  # noqa: E402
+from claimq.testing.conformance.corrupt import TestCorruptRows  # noqa: E402
+from claimq.testing.conformance.enqueue import (  # noqa: E402
+    TestCallerTransaction,
+    TestEnqueue,
+    TestIdempotencyKeys,
+)
+from claimq.testing.conformance.operator import (  # noqa: E402
+    TestCancel,
+    TestClock,
+    TestPurge,
+    TestReadJobs,
+    TestResurrect,
+    TestSetPriority,
+)
+from claimq.testing.conformance.owner import (  # noqa: E402
+    TestComplete,
+    TestFail,
+    TestHeartbeat,
+    TestOrphaned,
+    TestRelease,
+    TestSettle,
+    TestStart,
+)
+from claimq.testing.conformance.reap import TestReap  # noqa: E402
+
+__all__ = [
+    "START",
+    "BackendFactory",
+    "Subject",
+    "TestCallerTransaction",
+    "TestCancel",
+    "TestClaim",
+    "TestClock",
+    "TestComplete",
+    "TestCorruptRows",
+    "TestEnqueue",
+    "TestFail",
+    "TestHeartbeat",
+    "TestIdempotencyKeys",
+    "TestOrphaned",
+    "TestPurge",
+    "TestQueueSettings",
+    "TestReadJobs",
+    "TestReap",
+    "TestRelease",
+    "TestResurrect",
+    "TestSetPriority",
+    "TestSettle",
+    "TestStart",
+    "subject",
+]

@@ -1,0 +1,69 @@
+"""The conformance suite's one fixture for claimq's own backends: a factory over a fresh
+database of each backend (the `db_url` fixture: a new SQLite file, a new PostgreSQL schema)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import pytest
+
+from claimq.backends import open_backend
+from claimq.backends.base import Backend
+from claimq.clock import Clock
+from claimq.testing.conformance import BackendFactory
+
+_TABLES = ("jobs", "archive", "dead")
+
+
+def _store_json_sqlite(backend: Backend, job_id: int, column: str, text: str) -> bool:
+    """SQLite keeps JSON as text: any text another program might write, where the schema's
+    json_valid() checks let it."""
+    path: Any = getattr(backend, "path")  # noqa: B009 - the SQLite backend's own attribute
+    with sqlite3.connect(path, timeout=30) as conn:
+        for table in _TABLES:
+            if table == "jobs" and column == "result":
+                continue
+            name = "claimq_" + table
+            try:
+                cur = conn.execute(f"UPDATE {name} SET {column} = ? WHERE id = ?", (text, job_id))
+            except sqlite3.IntegrityError:  # the schema checks that this column is valid JSON
+                return False
+            if cur.rowcount:
+                return True
+    raise AssertionError(f"no row of job {job_id} has a {column} column")
+
+
+def _store_json_postgres(backend: Backend, job_id: int, column: str, text: str) -> bool:
+    """jsonb holds any valid JSON exactly (numbers beyond any float or 64-bit integer too),
+    and refuses text that is not JSON; tags are text[], not JSON."""
+    import psycopg
+
+    if column == "tags":
+        return False
+    schema: str = getattr(backend, "schema")  # noqa: B009
+    conninfo: str = getattr(backend, "conninfo")  # noqa: B009
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        for table in _TABLES:
+            if table == "jobs" and column == "result":
+                continue
+            try:
+                cur = conn.execute(
+                    f"UPDATE {schema}.{table} SET {column} = %s::jsonb WHERE id = %s",
+                    (text, job_id))
+            except psycopg.errors.InvalidTextRepresentation:
+                return False
+            if cur.rowcount:
+                return True
+    raise AssertionError(f"no row of job {job_id} has a {column} column")
+
+
+@pytest.fixture
+def conformance_backend_factory(db_url: str) -> BackendFactory:
+    def open_migrated(clock: Clock) -> Backend:
+        backend = open_backend(db_url, clock=clock)
+        backend.migrate()
+        return backend
+
+    store = _store_json_sqlite if db_url.startswith("sqlite") else _store_json_postgres
+    return BackendFactory(open=open_migrated, store_json=store)
