@@ -282,7 +282,7 @@ class _Main(click.Group):
 
 
 class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
-    """A finite number of seconds; `none` too when `allow_none`."""
+    """A finite number of seconds up to _validate.MAX_SECONDS; `none` too when `allow_none`."""
 
     name = "seconds"
 
@@ -304,6 +304,11 @@ class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
             self.fail("must be a finite number of seconds", param, ctx)
         if number < 0 or (number == 0 and not self.allow_zero):
             self.fail(f"must be {'>= 0' if self.allow_zero else '> 0'}, got {text}", param, ctx)
+        if number > _validate.MAX_SECONDS:
+            self.fail(
+                f"must be at most {_validate.MAX_SECONDS:.0f} seconds (100 years), got {text}",
+                param, ctx,
+            )
         return number
 
 
@@ -331,8 +336,9 @@ def _parse_payload(text: str | None) -> dict[str, Any] | None:
         except OSError as exc:
             raise CliError(f"cannot read --payload file: {exc}", EXIT_USAGE) from None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
+        # Numbers no 64-bit float or integer holds stay marked, for the payload check to refuse.
+        value = _validate.parse_json(text)
+    except (ValueError, RecursionError) as exc:
         raise CliError(f"{source} is not valid JSON: {exc}", EXIT_USAGE) from None
     if not isinstance(value, dict):
         raise CliError(

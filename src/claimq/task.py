@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
+from claimq import _validate
 from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
@@ -57,7 +58,8 @@ class Task(Generic[P, R]):
 
     def with_options(self, **options: Any) -> Task[P, R]:
         """A copy whose next enqueue uses these job options (queue, priority, delay, run_at,
-        idempotency_key, max_attempts, tags, timeout)."""
+        idempotency_key, max_attempts, tags, timeout). Checked here, so that a bad one fails
+        where it is written."""
         try:
             merged = replace(self.options, **options)
         except TypeError:
@@ -65,6 +67,9 @@ class Task(Generic[P, R]):
             raise InvalidInput(
                 f"unknown job option(s) {sorted(set(options) - set(known))}; known: {known}"
             ) from None
+        for name, value in options.items():
+            if value is not None:
+                _OPTION_CHECKS[name](value)
         return replace(self, options=merged)
 
     def _job_options(self, **kwargs: Any) -> dict[str, Any]:
@@ -89,6 +94,18 @@ class Task(Generic[P, R]):
 
     async def aenqueue(self, conn: Any = None, **kwargs: Any) -> int:
         return await self.app.aenqueue(conn=conn, **self._job_options(**kwargs))
+
+
+_OPTION_CHECKS: dict[str, Callable[[Any], object]] = {
+    "queue": _validate.queue_name,
+    "priority": lambda v: _validate.integer(v, "priority", *_validate.PRIORITY_RANGE),
+    "run_at": _validate.run_at,
+    "delay": lambda v: _validate.seconds(v, "delay"),
+    "idempotency_key": _validate.idempotency_key,
+    "max_attempts": lambda v: _validate.integer(v, "max_attempts", *_validate.MAX_ATTEMPTS_RANGE),
+    "tags": _validate.tags,
+    "timeout": lambda v: _validate.seconds(v, "timeout", allow_zero=False),
+}
 
 
 def default_name(fn: Callable[..., Any]) -> str:
