@@ -407,6 +407,8 @@ def new_job(
     default_queue: str = "default",
     default_max_attempts: int = 20,
     payload_limit: int = MAX_PAYLOAD_BYTES,
+    default_priority: int = 0,
+    default_timeout: float | None = None,
 ) -> NewJob:
     name = task_name(task)
     if run_at is not None and delay is not None:
@@ -429,13 +431,13 @@ def new_job(
         queue_name(queue),
         name,
         payload_json(payload, payload_limit),
-        0 if priority is None else integer(priority, "priority", *PRIORITY_RANGE),
+        default_priority if priority is None else integer(priority, "priority", *PRIORITY_RANGE),
         0.0 if delay is None else seconds(delay, "delay"),
         when,
         _key(idempotency_key),
         integer(max_attempts, "max_attempts", *MAX_ATTEMPTS_RANGE),
         _tags(tags),
-        None if timeout is None else seconds(timeout, "timeout", allow_zero=False),
+        default_timeout if timeout is None else seconds(timeout, "timeout", allow_zero=False),
         policy,
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -26,6 +27,7 @@ import click
 from click.core import ParameterSource
 
 from claimq import __version__, _validate
+from claimq._processes import LOG_FORMAT, import_app, run_worker
 from claimq.app import DEFAULT_URL, App
 from claimq.backends.base import QueueInfo
 from claimq.errors import ClaimqError, InvalidInput, JobNotFound, MigrationError
@@ -669,46 +671,22 @@ def _queue_list(text: str | None) -> list[str] | None:
     return names
 
 
-def _load_app(path: str) -> App:
-    """`module:attribute` (the attribute may be dotted), imported with the cwd on sys.path."""
-    module_name, sep, attr = path.partition(":")
-    if not sep or not module_name.strip() or not attr.strip():
-        raise CliError(
-            f"APP must look like module:attribute (e.g. myproject.tasks:app), got {path!r}",
-            EXIT_USAGE,
-        )
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            raise CliError(
-                f"cannot import {module_name!r}: no such module (searched the current "
-                "directory and sys.path)",
-                EXIT_USAGE,
-            ) from None
-        raise CliError(
-            f"importing {module_name!r} failed: {type(exc).__name__}: {exc}", EXIT_USAGE
-        ) from None
-    except Exception as exc:
-        raise CliError(
-            f"importing {module_name!r} failed: {type(exc).__name__}: {_first_line(exc)}",
-            EXIT_USAGE,
-        ) from None
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise CliError(
-                f"module {module_name!r} has no attribute {attr!r}", EXIT_USAGE
-            ) from None
-    if not isinstance(obj, App):
-        raise CliError(f"{path} is of type {type(obj).__name__}, not a claimq.App", EXIT_USAGE)
-    return obj
+def _use_app(path: str) -> App:
+    """The App named by `module:attribute` (see claimq._processes.import_app), on its own
+    database unless --database was given on the command line; later _open() calls check it."""
+    app = import_app(path)
+    state = _state()
+    if state.explicit and app.url != state.url:
+        app.close()
+        app.url = state.url
+    state.url = app.url
+    state.app = app
+    state.checked = False
+    click.get_current_context().find_root().call_on_close(app.close)
+    return app
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @main.command()
@@ -734,6 +712,10 @@ def _load_app(path: str) -> App:
     "--grace", type=SECONDS, default=30.0, show_default=True, metavar="SECONDS",
     help="On shutdown, how long running jobs get before they are handed back.",
 )
+@click.option(
+    "--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="info",
+    show_default=True, help="Log level of the worker's lines on stderr (start, stop, failures).",
+)
 @click.pass_context
 def worker(
     ctx: click.Context,
@@ -744,30 +726,24 @@ def worker(
     lease: float | None,
     poll_interval: float,
     grace: float,
+    log_level: str,
 ) -> None:
-    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app).
+    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
+    mypackage.jobs:registry.app for an attribute of an attribute).
 
-    The App's own database is used unless --database is given on the command line.
+    The App's own database is used unless --database is given on the command line. A second
+    SIGTERM or SIGINT stops at once (exit 130), leaving running jobs to their leases.
     """
     queues = _queue_list(queues_text)
-    app = _load_app(app_path)
-    state = _state()
-    if state.explicit:
-        if app.url != state.url:
-            app.close()
-            app.url = state.url
+    app = _use_app(app_path)
+    if _state().explicit:
         # worker processes that import APP again build App() from the environment
-        os.environ["CLAIMQ_DATABASE_URL"] = state.url
+        os.environ["CLAIMQ_DATABASE_URL"] = app.url
     try:
         _check_database(app, migrated=True)
     finally:
         app.close()  # the worker opens its own connections (possibly in other processes)
-    try:
-        from claimq.worker import (  # type: ignore[import-not-found,unused-ignore]
-            run_worker,
-        )
-    except ImportError as exc:
-        raise CliError(f"the worker runtime is not available: {exc}") from None
+    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
     code = run_worker(
         app, queues=queues, concurrency=concurrency, processes=processes, lease=lease,
         poll_interval=poll_interval, grace=grace, app_path=app_path,
@@ -780,14 +756,18 @@ def worker(
 
 @main.command()
 @click.argument("task")
+@click.option(
+    "--app", "app_path", metavar="APP",
+    help="The claimq.App (module:attribute) whose task TASK must be: its defaults apply.",
+)
 @click.option("--payload", metavar="JSON", help="A JSON object; @FILE reads a file, - stdin.")
-@click.option("--queue", metavar="Q", help="Queue (default: default).")
-@click.option("--priority", type=PRIORITY, help="Higher runs first (default 0).")
+@click.option("--queue", metavar="Q", help="Queue (default: the task's, else default).")
+@click.option("--priority", type=PRIORITY, help="Higher runs first (default: the task's, else 0).")
 @click.option("--delay", type=SECONDS, metavar="SECONDS", help="Run no earlier than this.")
 @click.option("--key", metavar="KEY", help="Idempotency key.")
 @click.option(
     "--max-attempts", type=click.IntRange(*_validate.MAX_ATTEMPTS_RANGE), metavar="N",
-    help="Attempts before dead letters (default 20).",
+    help="Attempts before dead letters (default: the task's, else 20).",
 )
 @click.option("--tag", "tags", multiple=True, metavar="T", help="A tag (repeatable).")
 @click.option(
@@ -797,6 +777,7 @@ def worker(
 @json_option
 def enqueue(
     task: str,
+    app_path: str | None,
     payload: str | None,
     queue: str | None,
     priority: int | None,
@@ -807,7 +788,18 @@ def enqueue(
     count: int,
     as_json: bool,
 ) -> None:
-    """Queue a job of TASK (a task name); prints its id."""
+    """Queue a job of TASK (a task name); prints its id.
+
+    With --app, TASK must be one of that app's tasks (else exit 2, nothing written), and the
+    task's defaults (queue, priority, max attempts, timeout; its retry policy is the worker's)
+    apply unless given here; the app's database is used unless --database is given. Without
+    --app nothing checks TASK: the job is stored under that name on queue `default` with 20
+    attempts, and a worker that has no such task dead-letters it (unknown_task).
+    """
+    app = _app() if app_path is None else _use_app(app_path)
+    if app_path is not None and task not in app.tasks:
+        known = ", ".join(sorted(app.tasks)[:20]) or "none"
+        raise CliError(f"{app_path} has no task {task!r} (its tasks: {known})", EXIT_USAGE)
     spec: dict[str, Any] = {"task": task, "payload": _parse_payload(payload), "tags": tags}
     for name, value in (
         ("queue", queue), ("priority", priority), ("delay", delay), ("idempotency_key", key),
@@ -817,11 +809,7 @@ def enqueue(
             spec[name] = value
     if key is not None and count > 1:
         raise CliError("--key names one job: it cannot be combined with --count", EXIT_USAGE)
-    app = _app()
-    # Validate before touching the database: bad input writes nothing.
-    _validate.enqueue_spec(
-        spec, default_max_attempts=app.default_max_attempts, payload_limit=app.payload_limit
-    )
+    job = app._spec(spec)  # validate before touching the database: bad input writes nothing
     _open()
     ids = [app.enqueue(**spec)] if count == 1 else _enqueue_chunks(app, spec, count)
     if as_json:
@@ -830,7 +818,7 @@ def enqueue(
         click.echo(ids[0])
     else:
         click.echo(
-            f"enqueued {len(ids)} jobs of {task} on queue {queue or 'default'} "
+            f"enqueued {len(ids)} jobs of {task} on queue {job.queue} "
             f"(ids {min(ids)}..{max(ids)})"
         )
 
