@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from claimq import _validate
@@ -109,7 +111,33 @@ _OPTION_CHECKS: dict[str, Callable[[Any], object]] = {
 
 
 def default_name(fn: Callable[..., Any]) -> str:
-    return f"{fn.__module__}.{fn.__qualname__}"
+    """`module.qualname`. A function of a script run as `__main__` is named after the module a
+    worker imports for it (`python myapp.py` or `python -m myapp`: `myapp.…`), so that the
+    jobs the script enqueues are the ones `claimq worker myapp:app` runs."""
+    module = fn.__module__
+    if module == "__main__":
+        module = _main_module_name() or module
+    return f"{module}.{fn.__qualname__}"
+
+
+def _main_module_name() -> str | None:
+    """The importable name of the `__main__` module: its spec's under `python -m`, else its
+    file's, with the packages around it (directories holding an __init__.py)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and spec.name != "__main__":
+        return str(spec.name)
+    file = getattr(main, "__file__", None)
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None  # -c or an interactive session: only a worker in this process sees it
+    path = Path(file).resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    name = ".".join(parts)
+    return name if all(p.isidentifier() for p in parts) else None
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:
