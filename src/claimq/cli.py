@@ -30,7 +30,7 @@ from claimq import __version__, _validate
 from claimq._processes import LOG_FORMAT, import_app, run_worker
 from claimq.app import DEFAULT_URL, App
 from claimq.backends.base import QueueInfo
-from claimq.errors import ClaimqError, InvalidInput, JobNotFound, MigrationError
+from claimq.errors import ClaimqError, InvalidInput
 from claimq.job import DeadReason, Job, Status
 
 if TYPE_CHECKING:  # rich is imported only for human output: --json and errors skip it
@@ -122,9 +122,12 @@ def _check_database(app: App, *, migrated: bool) -> None:
     schema that is missing or behind names `claimq migrate`."""
     url = app.url
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme == "sqlite" and migrated:
+    if scheme == "sqlite":
         path = urlparse(url).path[1:]
-        if path and path != ":memory:" and not os.path.exists(path):
+        folder = os.path.dirname(path)
+        if path and path != ":memory:" and folder and not os.path.isdir(folder):
+            raise CliError(f"the directory of database {path} does not exist: {folder}")
+        if migrated and path and path != ":memory:" and not os.path.exists(path):
             raise CliError(f"database {path} does not exist: run `claimq migrate` first")
     elif scheme in ("postgresql", "postgres"):
         _pg_preflight(url)
@@ -178,9 +181,11 @@ def _classify(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, CliError):
         return str(exc), exc.code
     if isinstance(exc, InvalidInput):
-        return str(exc), EXIT_USAGE
-    if isinstance(exc, JobNotFound | MigrationError | ClaimqError):
-        return str(exc), EXIT_FAILED
+        return str(exc) or "invalid input", EXIT_USAGE
+    if isinstance(exc, ClaimqError):
+        # JobNotFound, SchemaMissing/MigrationError, DatabaseMissing, DatabaseUnavailable,
+        # DatabaseError, LeaseLost: the backends name the cause in the message.
+        return str(exc) or type(exc).__name__, EXIT_FAILED
     if isinstance(exc, sqlite3.Error):
         if "no such table" in str(exc):
             return "the database is not migrated: run `claimq migrate`", EXIT_FAILED
