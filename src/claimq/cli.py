@@ -56,6 +56,8 @@ Exit codes:
      database unreachable or not migrated (run `claimq migrate`), declined prompt
   2  bad input: unknown command or option, invalid value, bad JSON;
      nothing was written
+130  interrupted: Ctrl-C, or a worker's second SIGTERM/SIGINT (it stopped
+     at once and left its running jobs to their leases)
 \b
 The database comes from --database, else $CLAIMQ_DATABASE_URL, else sqlite:///claimq.db.
 Every listing takes --json (datetimes as ISO 8601 strings)."""
