@@ -161,7 +161,8 @@ class App:
         """One job of enqueue_many: a mapping of enqueue()'s options; a registered task's name
         takes that task's defaults (queue, priority, max_attempts, timeout), as in enqueue()."""
         task = self.tasks.get(name) if (
-            self.tasks and isinstance(item, Mapping) and type(name := item.get("task")) is str
+            self.tasks and (type(item) is dict or isinstance(item, Mapping))
+            and type(name := item.get("task")) is str
         ) else None
         if task is None:
             return _validate.enqueue_spec(
