@@ -17,6 +17,7 @@ from claimq.errors import (
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import RetryPolicy
 from claimq.task import Task
+from claimq.worker import JobContext, Worker  # after App: worker.py builds on claimq.app
 
 __all__ = [
     "App",
@@ -27,6 +28,7 @@ __all__ = [
     "DeadReason",
     "InvalidInput",
     "Job",
+    "JobContext",
     "JobNotFound",
     "LeaseLost",
     "MigrationError",
@@ -36,5 +38,6 @@ __all__ = [
     "SchemaMissing",
     "Status",
     "Task",
+    "Worker",
 ]
 __version__ = "0.1.0"

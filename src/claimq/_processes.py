@@ -17,35 +17,67 @@ from claimq.app import App
 from claimq.errors import InvalidInput
 
 log = logging.getLogger("claimq.worker")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+EXIT_CANNOT_START = 2  # a worker process whose app or options are wrong: respawning cannot help
+EXIT_STOPPED_AT_ONCE = 130  # a second stop signal, as for a single worker
 
 
 def import_app(path: str) -> App:
-    """`module:attribute` -> the App it names. Raises InvalidInput with a clear message."""
-    module_name, _, attr = path.partition(":")
-    if not module_name or not attr:
-        raise InvalidInput(f"APP must look like module:attribute, got {path!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    """`module:attribute` -> the App it names; the attribute may be dotted (`mod:obj.app`).
+    The current directory goes on sys.path first, as `python -m` does. The one loader of the
+    CLI and of a supervisor's worker processes; raises InvalidInput with a clear message."""
+    if not isinstance(path, str):
+        raise InvalidInput(f"APP must be a string module:attribute, got {path!r}")
+    module_name, sep, attr = path.partition(":")
+    module_name, attr = module_name.strip(), attr.strip()
+    if not sep or not module_name or not attr or not all(attr.split(".")):
+        raise InvalidInput(
+            f"APP must look like module:attribute (e.g. myproject.tasks:app), got {path!r}"
+        )
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InvalidInput(f"cannot import {module_name!r}: {exc}") from None
-    app = getattr(module, attr, None)
-    if not isinstance(app, App):
-        raise InvalidInput(f"{path!r} is not a claimq.App (got {type(app).__name__})")
-    return app
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise InvalidInput(
+                f"cannot import {module_name!r}: no such module (searched the current "
+                "directory and sys.path)"
+            ) from None
+        raise InvalidInput(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") \
+            from None
+    except Exception as exc:
+        first = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
+        raise InvalidInput(
+            f"importing {module_name!r} failed: {type(exc).__name__}: {first}"
+        ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise InvalidInput(f"module {module_name!r} has no attribute {attr!r}") from None
+    if not isinstance(obj, App):
+        raise InvalidInput(f"{path} is of type {type(obj).__name__}, not a claimq.App")
+    return obj
 
 
 def _child_main(
     app_path: str, url: str | None, options: dict[str, Any], log_level: int
 ) -> None:
-    logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = import_app(app_path)
-    if url is not None:
-        app.url = url
+    logging.basicConfig(level=log_level, format=LOG_FORMAT)
     from claimq.worker import Worker
 
-    worker = Worker(app, **options)
+    try:
+        app = import_app(app_path)
+        if url is not None:
+            app.url = url
+        worker = Worker(app, **options)
+    except InvalidInput as exc:
+        log.error("worker process %s cannot start: %s", os.getpid(), exc)
+        sys.exit(EXIT_CANNOT_START)
     worker._supervised = True
     worker.run()
 
@@ -62,7 +94,9 @@ def run_worker(
     app_path: str | None = None,
 ) -> int:
     """Run one worker in this process, or a supervisor of `processes` worker processes that
-    restarts any that dies. Returns an exit code."""
+    restarts any that dies. Returns an exit code: 0 after a graceful stop, 130 when a second
+    signal stopped it at once (a single worker exits with 130 itself), 2 when a worker process
+    could not even start (its app or options are wrong)."""
     options: dict[str, Any] = {
         "queues": queues, "concurrency": concurrency, "lease": lease,
         "poll_interval": poll_interval, "grace": grace,
@@ -92,27 +126,38 @@ def _supervise(app_path: str, url: str, options: dict[str, Any], processes: int)
         p.start()
         return p
 
+    def stop_children(sig: int) -> None:
+        for p in children:
+            if p.is_alive() and p.pid is not None:
+                os.kill(p.pid, sig)
+
     def on_signal(signum: int, _frame: object) -> None:
         nonlocal signals
         signals += 1
         stopping.set()
-        for p in children:
-            if p.is_alive() and p.pid is not None:
-                os.kill(p.pid, signal.SIGTERM if signals == 1 else signal.SIGKILL)
+        stop_children(signal.SIGTERM if signals == 1 else signal.SIGKILL)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     children.extend(spawn() for _ in range(processes))
     restarts = 0
+    code = 0
     while not stopping.is_set():
         for i, p in enumerate(children):
-            if not p.is_alive() and not stopping.is_set():
-                restarts += 1
-                log.warning("worker process %s exited with %s; starting another", p.pid,
-                            p.exitcode)
-                time.sleep(min(0.1 * restarts, 1.0) * random.random())
-                children[i] = spawn()
+            if p.is_alive() or stopping.is_set():
+                continue
+            if p.exitcode == EXIT_CANNOT_START:
+                log.error("worker process %s could not start (see above): stopping", p.pid)
+                code = EXIT_CANNOT_START
+                stopping.set()
+                stop_children(signal.SIGTERM)
+                break
+            restarts += 1
+            log.warning("worker process %s exited with %s; starting another", p.pid,
+                        p.exitcode)
+            time.sleep(min(0.1 * restarts, 1.0) * random.random())
+            children[i] = spawn()
         stopping.wait(0.2)
     for p in children:
         p.join()
-    return 0
+    return EXIT_STOPPED_AT_ONCE if signals >= 2 else code

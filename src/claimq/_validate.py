@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from claimq.errors import InvalidInput
-from claimq.retry import RetryPolicy
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
+# The longest span of time any entry point takes (delay, run_at from now, lease, timeout,
+# retention, Retry(after=...), a retry policy's cap): 100 years. Past it, a datetime or a
+# database timestamp overflows somewhere (Python's year 9999, SQLite's float seconds read back
+# as datetimes, PostgreSQL's interval), and no real job waits that long.
+MAX_SECONDS = 100 * 365.25 * 86400
+# JSON numbers that both backends store and read back exactly: SQLite's integers and orjson's
+# decoder stop at 64 bits (beyond, an integer comes back as a float).
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_NAME_LEN = 128
 MAX_KEY_LEN = 255
 MAX_TAGS = 32
@@ -98,23 +107,181 @@ def encodable(value: str) -> bool:
     return True
 
 
+class UnstorableNumber:
+    """A number of JSON text that neither a 64-bit float nor a 64-bit integer holds (1e400,
+    400 digits, NaN): parse_json() leaves one in its place so that the payload check refuses
+    it, naming its field."""
+
+    __slots__ = ("text", "why")
+
+    def __init__(self, text: str, why: str) -> None:
+        self.text = text
+        self.why = why
+
+    def __repr__(self) -> str:
+        return _short(self.text)
+
+
+_OUT_OF_INT64 = (
+    "outside the signed 64-bit range that JSON storage keeps exactly (-2**63 to 2**63-1)"
+)
+
+
+def _short(text: object) -> str:
+    text = str(text)
+    return text if len(text) <= 40 else f"{text[:20]}…{text[-8:]} ({len(text)} characters)"
+
+
+def _parse_int(text: str) -> int | UnstorableNumber:
+    if len(text) > 20:  # past 64 bits for sure, and int() of 4,300+ digits raises
+        return UnstorableNumber(text, _OUT_OF_INT64)
+    return int(text)
+
+
+def _parse_float(text: str) -> float | UnstorableNumber:
+    number = float(text)
+    if not math.isfinite(number):
+        return UnstorableNumber(text, "too large for a 64-bit float")
+    mantissa = text.lower().partition("e")[0]
+    if number == 0 and any(c in mantissa for c in "123456789"):
+        return UnstorableNumber(text, "too small for a 64-bit float (it would be stored as 0)")
+    return number
+
+
+def _parse_constant(text: str) -> UnstorableNumber:
+    return UnstorableNumber(text, "not a JSON number (JSON has no NaN or infinity)")
+
+
+def parse_json(text: str) -> Any:
+    """JSON text from outside (the CLI) as Python values; raises json.JSONDecodeError. A number
+    that would not survive (too large, too small, NaN, Infinity: Python's json would make it a
+    float that is not the number written, or that JSON cannot store) becomes an
+    UnstorableNumber, which payload_json() refuses by its field."""
+    return json.loads(
+        text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
+    )
+
+
+def _key_text(key: str | float | None) -> str:
+    """A dict key as json's encoder writes it (keys of other types were refused)."""
+    if isinstance(key, str):
+        return key
+    if key is True or key is False or key is None:
+        return json.dumps(key)
+    if isinstance(key, int):
+        return int.__repr__(key)
+    return float.__repr__(key)
+
+
+def _plain_float(number: float) -> str:
+    """repr() of a float, without an exponent when it is 1e16 or more: PostgreSQL's jsonb
+    stores 1e+16 as the integer 10000000000000000, which would read back as an int."""
+    text = float.__repr__(number)
+    if "e+" not in text:
+        return text
+    return format(Decimal(text), "f") + ".0"
+
+
+def _exact_json(value: object, what: str) -> str:
+    """The slow path of payload_json and result_json: walks the value, refuses with the
+    offending field's path anything that would not read back as written from both backends,
+    and encodes it (floats of 1e16 and more without an exponent)."""
+    parts: list[str] = []
+    open_containers: set[int] = set()
+
+    def where(path: str) -> str:
+        return f" at {path}" if path else ""
+
+    def unserialisable(problem: str, path: str) -> InvalidInput:
+        return InvalidInput(f"{what} is not JSON-serialisable: {problem}{where(path)}")
+
+    def inexact(number: str, why: str, path: str) -> InvalidInput:
+        return InvalidInput(
+            f"{what} cannot be stored exactly: {number}{where(path)} is {why}; "
+            "send it as a string"
+        )
+
+    def walk(v: object, path: str) -> None:
+        if v is None or v is True or v is False or isinstance(v, str):
+            parts.append(_ENCODER.encode(v))
+        elif isinstance(v, int):
+            if not INT64_MIN <= v <= INT64_MAX:
+                raise inexact(f"the integer {_short(int.__repr__(v))}", _OUT_OF_INT64, path)
+            parts.append(int.__repr__(v))
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise unserialisable(f"{v!r} (JSON has no NaN or infinity)", path)
+            parts.append(_plain_float(v))
+        elif isinstance(v, UnstorableNumber):
+            raise inexact(_short(v.text), v.why, path)
+        elif isinstance(v, dict | list | tuple):
+            if id(v) in open_containers:
+                raise unserialisable("a circular reference", path)
+            open_containers.add(id(v))
+            if isinstance(v, dict):
+                parts.append("{")
+                for i, (key, item) in enumerate(v.items()):
+                    if i:
+                        parts.append(",")
+                    if not isinstance(key, str | int | float | None) or (
+                        isinstance(key, float) and not math.isfinite(key)
+                    ):
+                        raise unserialisable(
+                            f"the key {key!r} ({type(key).__name__}; keys must be strings)", path
+                        )
+                    parts.append(_ENCODER.encode(_key_text(key)))
+                    parts.append(":")
+                    walk(item, f"{path}[{key!r}]")
+                parts.append("}")
+            else:
+                parts.append("[")
+                for i, item in enumerate(v):
+                    if i:
+                        parts.append(",")
+                    walk(item, f"{path}[{i}]")
+                parts.append("]")
+            open_containers.discard(id(v))
+        else:
+            raise unserialisable(f"a {type(v).__name__}", path)
+
+    walk(value, "")
+    return "".join(parts)
+
+
+def _encode(value: object, what: str) -> tuple[str, int]:
+    """`value` as JSON text that reads back as written from both backends, and its size in
+    bytes; raises InvalidInput naming the first field that cannot be stored."""
+    try:
+        text = _ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        with contextlib.suppress(RecursionError):
+            _exact_json(value, what)  # raises, naming the field
+        raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{what} holds text that is not valid Unicode (a lone surrogate)"
+        ) from None
+    # Cheap test first (a regex costs several times as much): only an exponent or 19 digits
+    # in all can be a float of 1e16 or more or an integer past 64 bits.
+    if b"e+" in data or len(data) - len(data.translate(None, b"0123456789")) >= 19:
+        try:
+            text = _exact_json(value, what)
+        except RecursionError:
+            raise InvalidInput(f"{what} is nested too deeply") from None
+        data = text.encode()
+    if "\\u0000" in text:
+        raise InvalidInput(f"{what} must not contain NUL characters")
+    return text, len(data)
+
+
 def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
     if value is None or (type(value) is dict and not value):
         return "{}"
     if type(value) is not dict and not isinstance(value, Mapping):
         raise InvalidInput(f"payload must be a JSON object (a dict), got {type(value).__name__}")
-    try:
-        text = _ENCODER.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"payload is not JSON-serialisable: {exc}") from None
-    if "\\u0000" in text:
-        raise InvalidInput("payload must not contain NUL characters")
-    try:
-        size = len(text.encode())
-    except UnicodeEncodeError:
-        raise InvalidInput(
-            "payload holds text that is not valid Unicode (a lone surrogate)"
-        ) from None
+    text, size = _encode(value, "payload")
     if size > limit:
         raise InvalidInput(f"payload is {size} bytes, over the limit of {limit} bytes")
     return text
@@ -123,15 +290,7 @@ def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
 def result_json(value: object) -> str | None:
     if value is None:
         return None
-    try:
-        text = _ENCODER.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"job result is not JSON-serialisable: {exc}") from None
-    if "\\u0000" in text:
-        raise InvalidInput("job result must not contain NUL characters")
-    if not encodable(text):
-        raise InvalidInput("job result holds text that is not valid Unicode (a lone surrogate)")
-    return text
+    return _encode(value, "job result")[0]
 
 
 def integer(value: object, what: str, lo: int, hi: int) -> int:
@@ -147,11 +306,17 @@ def seconds(value: object, what: str, *, allow_zero: bool = True) -> float:
         value = value.total_seconds()
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInput(f"{what} must be a number of seconds or a timedelta, got {value!r}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past float's range
+        number = math.inf
     if math.isnan(number) or math.isinf(number):
         raise InvalidInput(f"{what} must be finite")
     if number < 0 or (number == 0 and not allow_zero):
         raise InvalidInput(f"{what} must be {'>= 0' if allow_zero else '> 0'}, got {number:g}")
+    if number > MAX_SECONDS:
+        raise InvalidInput(f"{what} must be at most {MAX_SECONDS:.0f} seconds (100 years), "
+                           f"got {number:g}")
     return number
 
 
@@ -160,7 +325,21 @@ def aware_datetime(value: object, what: str) -> datetime:
         raise InvalidInput(f"{what} must be a datetime, got {value!r}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInput(f"{what} must be timezone-aware (e.g. datetime.now(UTC))")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # datetime.max in a zone east of UTC
+        raise InvalidInput(f"{what} {value.isoformat()} is out of range") from None
+
+
+def run_at(value: object, what: str = "run_at") -> datetime:
+    """A due time no further than MAX_SECONDS from now, either way."""
+    when = aware_datetime(value, what)
+    now = datetime.now(UTC)
+    if abs((when - now).total_seconds()) > MAX_SECONDS:
+        raise InvalidInput(
+            f"{what} {when.isoformat()} is more than 100 years from now"
+        )
+    return when
 
 
 def tags(value: object) -> tuple[str, ...]:
@@ -228,13 +407,17 @@ def new_job(
     default_queue: str = "default",
     default_max_attempts: int = 20,
     payload_limit: int = MAX_PAYLOAD_BYTES,
+    default_priority: int = 0,
+    default_timeout: float | None = None,
 ) -> NewJob:
     name = task_name(task)
     if run_at is not None and delay is not None:
         raise InvalidInput("give run_at or delay, not both")
-    when = None if run_at is None else aware_datetime(run_at, "run_at")
+    when = None if run_at is None else _run_at(run_at)
     policy: str | None = None
     if retry is not None:
+        from claimq.retry import RetryPolicy  # retry.py imports this module
+
         if isinstance(retry, Mapping):
             retry = RetryPolicy.from_dict(dict(retry))
         if not isinstance(retry, RetryPolicy):
@@ -248,19 +431,20 @@ def new_job(
         queue_name(queue),
         name,
         payload_json(payload, payload_limit),
-        0 if priority is None else integer(priority, "priority", *PRIORITY_RANGE),
+        default_priority if priority is None else integer(priority, "priority", *PRIORITY_RANGE),
         0.0 if delay is None else seconds(delay, "delay"),
         when,
         _key(idempotency_key),
         integer(max_attempts, "max_attempts", *MAX_ATTEMPTS_RANGE),
         _tags(tags),
-        None if timeout is None else seconds(timeout, "timeout", allow_zero=False),
+        default_timeout if timeout is None else seconds(timeout, "timeout", allow_zero=False),
         policy,
     )
 
 
 _key = idempotency_key
 _tags = tags
+_run_at = run_at
 
 
 def enqueue_spec(item: object, **defaults: Any) -> NewJob:

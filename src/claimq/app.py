@@ -188,6 +188,24 @@ class App:
             payload_limit=self.payload_limit,
         )
 
+    def _spec(self, item: object) -> _validate.NewJob:
+        """One job of enqueue_many: a mapping of enqueue()'s options; a registered task's name
+        takes that task's defaults (queue, priority, max_attempts, timeout), as in enqueue()."""
+        task = self.tasks.get(name) if (
+            self.tasks and (type(item) is dict or isinstance(item, Mapping))
+            and type(name := item.get("task")) is str
+        ) else None
+        if task is None:
+            return _validate.enqueue_spec(
+                item, default_max_attempts=self.default_max_attempts,
+                payload_limit=self.payload_limit,
+            )
+        return _validate.enqueue_spec(
+            item, default_queue=task.queue, default_priority=task.priority,
+            default_max_attempts=task.max_attempts, default_timeout=task.timeout,
+            payload_limit=self.payload_limit,
+        )
+
     def enqueue(
         self,
         task: str | Task[Any, Any],
@@ -215,16 +233,11 @@ class App:
         return self.backend.enqueue([job], self.idempotency_retention, conn)[0]
 
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
-        """Queue many jobs in one transaction; each dict takes enqueue()'s options. All or none."""
+        """Queue many jobs in one transaction; each dict takes enqueue()'s options (a registered
+        task's name brings its defaults). All or none."""
         _check_batch(jobs)
         items = jobs if isinstance(jobs, Sequence) else list(jobs)
-        specs = (
-            _validate.enqueue_spec(
-                j, default_max_attempts=self.default_max_attempts,
-                payload_limit=self.payload_limit,
-            )
-            for j in items
-        )
+        specs = map(self._spec, items)
         if not items:
             return []
         streaming = getattr(self.backend, "enqueue_streaming", None)
@@ -248,13 +261,7 @@ class App:
     ) -> list[int]:
         _check_batch(jobs)
         if conn is not None and _is_async_pg(conn):
-            specs = [
-                _validate.enqueue_spec(
-                    j, default_max_attempts=self.default_max_attempts,
-                    payload_limit=self.payload_limit,
-                )
-                for j in jobs
-            ]
+            specs = [self._spec(j) for j in jobs]
             return await self._aenqueue_pg(specs, conn)
         jobs = list(jobs)
         return await asyncio.to_thread(self.enqueue_many, jobs, conn=conn)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -26,9 +27,10 @@ import click
 from click.core import ParameterSource
 
 from claimq import __version__, _validate
+from claimq._processes import LOG_FORMAT, import_app, run_worker
 from claimq.app import DEFAULT_URL, App
 from claimq.backends.base import QueueInfo
-from claimq.errors import ClaimqError, InvalidInput, JobNotFound, MigrationError
+from claimq.errors import ClaimqError, InvalidInput
 from claimq.job import DeadReason, Job, Status
 
 if TYPE_CHECKING:  # rich is imported only for human output: --json and errors skip it
@@ -54,6 +56,8 @@ Exit codes:
      database unreachable or not migrated (run `claimq migrate`), declined prompt
   2  bad input: unknown command or option, invalid value, bad JSON;
      nothing was written
+130  interrupted: Ctrl-C, or a worker's second SIGTERM/SIGINT (it stopped
+     at once and left its running jobs to their leases)
 \b
 The database comes from --database, else $CLAIMQ_DATABASE_URL, else sqlite:///claimq.db.
 Every listing takes --json (datetimes as ISO 8601 strings)."""
@@ -120,9 +124,12 @@ def _check_database(app: App, *, migrated: bool) -> None:
     schema that is missing or behind names `claimq migrate`."""
     url = app.url
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme == "sqlite" and migrated:
+    if scheme == "sqlite":
         path = urlparse(url).path[1:]
-        if path and path != ":memory:" and not os.path.exists(path):
+        folder = os.path.dirname(path)
+        if path and path != ":memory:" and folder and not os.path.isdir(folder):
+            raise CliError(f"the directory of database {path} does not exist: {folder}")
+        if migrated and path and path != ":memory:" and not os.path.exists(path):
             raise CliError(f"database {path} does not exist: run `claimq migrate` first")
     elif scheme in ("postgresql", "postgres"):
         _pg_preflight(url)
@@ -176,9 +183,11 @@ def _classify(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, CliError):
         return str(exc), exc.code
     if isinstance(exc, InvalidInput):
-        return str(exc), EXIT_USAGE
-    if isinstance(exc, JobNotFound | MigrationError | ClaimqError):
-        return str(exc), EXIT_FAILED
+        return str(exc) or "invalid input", EXIT_USAGE
+    if isinstance(exc, ClaimqError):
+        # JobNotFound, SchemaMissing/MigrationError, DatabaseMissing, DatabaseUnavailable,
+        # DatabaseError, LeaseLost: the backends name the cause in the message.
+        return str(exc) or type(exc).__name__, EXIT_FAILED
     if isinstance(exc, sqlite3.Error):
         if "no such table" in str(exc):
             return "the database is not migrated: run `claimq migrate`", EXIT_FAILED
@@ -282,7 +291,7 @@ class _Main(click.Group):
 
 
 class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
-    """A finite number of seconds; `none` too when `allow_none`."""
+    """A finite number of seconds up to _validate.MAX_SECONDS; `none` too when `allow_none`."""
 
     name = "seconds"
 
@@ -304,6 +313,11 @@ class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
             self.fail("must be a finite number of seconds", param, ctx)
         if number < 0 or (number == 0 and not self.allow_zero):
             self.fail(f"must be {'>= 0' if self.allow_zero else '> 0'}, got {text}", param, ctx)
+        if number > _validate.MAX_SECONDS:
+            self.fail(
+                f"must be at most {_validate.MAX_SECONDS:.0f} seconds (100 years), got {text}",
+                param, ctx,
+            )
         return number
 
 
@@ -331,8 +345,9 @@ def _parse_payload(text: str | None) -> dict[str, Any] | None:
         except OSError as exc:
             raise CliError(f"cannot read --payload file: {exc}", EXIT_USAGE) from None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
+        # Numbers no 64-bit float or integer holds stay marked, for the payload check to refuse.
+        value = _validate.parse_json(text)
+    except (ValueError, RecursionError) as exc:
         raise CliError(f"{source} is not valid JSON: {exc}", EXIT_USAGE) from None
     if not isinstance(value, dict):
         raise CliError(
@@ -663,46 +678,22 @@ def _queue_list(text: str | None) -> list[str] | None:
     return names
 
 
-def _load_app(path: str) -> App:
-    """`module:attribute` (the attribute may be dotted), imported with the cwd on sys.path."""
-    module_name, sep, attr = path.partition(":")
-    if not sep or not module_name.strip() or not attr.strip():
-        raise CliError(
-            f"APP must look like module:attribute (e.g. myproject.tasks:app), got {path!r}",
-            EXIT_USAGE,
-        )
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            raise CliError(
-                f"cannot import {module_name!r}: no such module (searched the current "
-                "directory and sys.path)",
-                EXIT_USAGE,
-            ) from None
-        raise CliError(
-            f"importing {module_name!r} failed: {type(exc).__name__}: {exc}", EXIT_USAGE
-        ) from None
-    except Exception as exc:
-        raise CliError(
-            f"importing {module_name!r} failed: {type(exc).__name__}: {_first_line(exc)}",
-            EXIT_USAGE,
-        ) from None
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise CliError(
-                f"module {module_name!r} has no attribute {attr!r}", EXIT_USAGE
-            ) from None
-    if not isinstance(obj, App):
-        raise CliError(f"{path} is of type {type(obj).__name__}, not a claimq.App", EXIT_USAGE)
-    return obj
+def _use_app(path: str) -> App:
+    """The App named by `module:attribute` (see claimq._processes.import_app), on its own
+    database unless --database was given on the command line; later _open() calls check it."""
+    app = import_app(path)
+    state = _state()
+    if state.explicit and app.url != state.url:
+        app.close()
+        app.url = state.url
+    state.url = app.url
+    state.app = app
+    state.checked = False
+    click.get_current_context().find_root().call_on_close(app.close)
+    return app
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @main.command()
@@ -728,6 +719,10 @@ def _load_app(path: str) -> App:
     "--grace", type=SECONDS, default=30.0, show_default=True, metavar="SECONDS",
     help="On shutdown, how long running jobs get before they are handed back.",
 )
+@click.option(
+    "--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="info",
+    show_default=True, help="Log level of the worker's lines on stderr (start, stop, failures).",
+)
 @click.pass_context
 def worker(
     ctx: click.Context,
@@ -738,30 +733,24 @@ def worker(
     lease: float | None,
     poll_interval: float,
     grace: float,
+    log_level: str,
 ) -> None:
-    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app).
+    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
+    mypackage.jobs:registry.app for an attribute of an attribute).
 
-    The App's own database is used unless --database is given on the command line.
+    The App's own database is used unless --database is given on the command line. A second
+    SIGTERM or SIGINT stops at once (exit 130), leaving running jobs to their leases.
     """
     queues = _queue_list(queues_text)
-    app = _load_app(app_path)
-    state = _state()
-    if state.explicit:
-        if app.url != state.url:
-            app.close()
-            app.url = state.url
+    app = _use_app(app_path)
+    if _state().explicit:
         # worker processes that import APP again build App() from the environment
-        os.environ["CLAIMQ_DATABASE_URL"] = state.url
+        os.environ["CLAIMQ_DATABASE_URL"] = app.url
     try:
         _check_database(app, migrated=True)
     finally:
         app.close()  # the worker opens its own connections (possibly in other processes)
-    try:
-        from claimq.worker import (  # type: ignore[import-not-found,unused-ignore]
-            run_worker,
-        )
-    except ImportError as exc:
-        raise CliError(f"the worker runtime is not available: {exc}") from None
+    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
     code = run_worker(
         app, queues=queues, concurrency=concurrency, processes=processes, lease=lease,
         poll_interval=poll_interval, grace=grace, app_path=app_path,
@@ -774,14 +763,18 @@ def worker(
 
 @main.command()
 @click.argument("task")
+@click.option(
+    "--app", "app_path", metavar="APP",
+    help="The claimq.App (module:attribute) whose task TASK must be: its defaults apply.",
+)
 @click.option("--payload", metavar="JSON", help="A JSON object; @FILE reads a file, - stdin.")
-@click.option("--queue", metavar="Q", help="Queue (default: default).")
-@click.option("--priority", type=PRIORITY, help="Higher runs first (default 0).")
+@click.option("--queue", metavar="Q", help="Queue (default: the task's, else default).")
+@click.option("--priority", type=PRIORITY, help="Higher runs first (default: the task's, else 0).")
 @click.option("--delay", type=SECONDS, metavar="SECONDS", help="Run no earlier than this.")
 @click.option("--key", metavar="KEY", help="Idempotency key.")
 @click.option(
     "--max-attempts", type=click.IntRange(*_validate.MAX_ATTEMPTS_RANGE), metavar="N",
-    help="Attempts before dead letters (default 20).",
+    help="Attempts before dead letters (default: the task's, else 20).",
 )
 @click.option("--tag", "tags", multiple=True, metavar="T", help="A tag (repeatable).")
 @click.option(
@@ -791,6 +784,7 @@ def worker(
 @json_option
 def enqueue(
     task: str,
+    app_path: str | None,
     payload: str | None,
     queue: str | None,
     priority: int | None,
@@ -801,7 +795,18 @@ def enqueue(
     count: int,
     as_json: bool,
 ) -> None:
-    """Queue a job of TASK (a task name); prints its id."""
+    """Queue a job of TASK (a task name); prints its id.
+
+    With --app, TASK must be one of that app's tasks (else exit 2, nothing written), and the
+    task's defaults (queue, priority, max attempts, timeout; its retry policy is the worker's)
+    apply unless given here; the app's database is used unless --database is given. Without
+    --app nothing checks TASK: the job is stored under that name on queue `default` with 20
+    attempts, and a worker that has no such task dead-letters it (unknown_task).
+    """
+    app = _app() if app_path is None else _use_app(app_path)
+    if app_path is not None and task not in app.tasks:
+        known = ", ".join(sorted(app.tasks)[:20]) or "none"
+        raise CliError(f"{app_path} has no task {task!r} (its tasks: {known})", EXIT_USAGE)
     spec: dict[str, Any] = {"task": task, "payload": _parse_payload(payload), "tags": tags}
     for name, value in (
         ("queue", queue), ("priority", priority), ("delay", delay), ("idempotency_key", key),
@@ -811,11 +816,7 @@ def enqueue(
             spec[name] = value
     if key is not None and count > 1:
         raise CliError("--key names one job: it cannot be combined with --count", EXIT_USAGE)
-    app = _app()
-    # Validate before touching the database: bad input writes nothing.
-    _validate.enqueue_spec(
-        spec, default_max_attempts=app.default_max_attempts, payload_limit=app.payload_limit
-    )
+    job = app._spec(spec)  # validate before touching the database: bad input writes nothing
     _open()
     ids = [app.enqueue(**spec)] if count == 1 else _enqueue_chunks(app, spec, count)
     if as_json:
@@ -824,7 +825,7 @@ def enqueue(
         click.echo(ids[0])
     else:
         click.echo(
-            f"enqueued {len(ids)} jobs of {task} on queue {queue or 'default'} "
+            f"enqueued {len(ids)} jobs of {task} on queue {job.queue} "
             f"(ids {min(ids)}..{max(ids)})"
         )
 

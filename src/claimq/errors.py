@@ -71,6 +71,11 @@ class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruct
             raise InvalidInput("Retry(after=...) must be finite")
         if seconds < 0:
             raise InvalidInput("Retry(after=...) must not be negative")
+        from claimq._validate import MAX_SECONDS  # _validate imports this module
+
+        if seconds > MAX_SECONDS:
+            raise InvalidInput(f"Retry(after=...) must be at most {MAX_SECONDS:.0f} seconds "
+                               "(100 years)")
         self.after = seconds
         self.reason = reason
         super().__init__(reason or f"retry requested after {seconds:g}s")

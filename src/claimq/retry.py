@@ -7,6 +7,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from claimq._validate import MAX_SECONDS
 from claimq.errors import InvalidInput
 
 
@@ -29,6 +30,10 @@ class RetryPolicy:
         if self.base < 0 or self.cap < 0 or self.factor < 1 or not 0 <= self.jitter <= 1:
             raise InvalidInput(
                 "RetryPolicy needs base >= 0, cap >= 0, factor >= 1 and 0 <= jitter <= 1"
+            )
+        if self.base > MAX_SECONDS or self.cap > MAX_SECONDS:
+            raise InvalidInput(
+                f"RetryPolicy base and cap must be at most {MAX_SECONDS:.0f} seconds (100 years)"
             )
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:

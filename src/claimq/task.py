@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar
 
+from claimq import _validate
 from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
@@ -59,7 +62,8 @@ class Task(Generic[P, R]):
 
     def with_options(self, **options: Any) -> Task[P, R]:
         """A copy whose next enqueue uses these job options (queue, priority, delay, run_at,
-        idempotency_key, max_attempts, tags, timeout)."""
+        idempotency_key, max_attempts, tags, timeout). Checked here, so that a bad one fails
+        where it is written."""
         try:
             merged = replace(self.options, **options)
         except TypeError:
@@ -67,6 +71,9 @@ class Task(Generic[P, R]):
             raise InvalidInput(
                 f"unknown job option(s) {sorted(set(options) - set(known))}; known: {known}"
             ) from None
+        for name, value in options.items():
+            if value is not None:
+                _OPTION_CHECKS[name](value)
         return replace(self, options=merged)
 
     def _job_options(self, **kwargs: Any) -> dict[str, Any]:
@@ -93,8 +100,46 @@ class Task(Generic[P, R]):
         return await self.app.aenqueue(conn=conn, **self._job_options(**kwargs))
 
 
+_OPTION_CHECKS: dict[str, Callable[[Any], object]] = {
+    "queue": _validate.queue_name,
+    "priority": lambda v: _validate.integer(v, "priority", *_validate.PRIORITY_RANGE),
+    "run_at": _validate.run_at,
+    "delay": lambda v: _validate.seconds(v, "delay"),
+    "idempotency_key": _validate.idempotency_key,
+    "max_attempts": lambda v: _validate.integer(v, "max_attempts", *_validate.MAX_ATTEMPTS_RANGE),
+    "tags": _validate.tags,
+    "timeout": lambda v: _validate.seconds(v, "timeout", allow_zero=False),
+}
+
+
 def default_name(fn: Callable[..., Any]) -> str:
-    return f"{fn.__module__}.{fn.__qualname__}"
+    """`module.qualname`. A function of a script run as `__main__` is named after the module a
+    worker imports for it (`python myapp.py` or `python -m myapp`: `myapp.…`), so that the
+    jobs the script enqueues are the ones `claimq worker myapp:app` runs."""
+    module = fn.__module__
+    if module == "__main__":
+        module = _main_module_name() or module
+    return f"{module}.{fn.__qualname__}"
+
+
+def _main_module_name() -> str | None:
+    """The importable name of the `__main__` module: its spec's under `python -m`, else its
+    file's, with the packages around it (directories holding an __init__.py)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and spec.name != "__main__":
+        return str(spec.name)
+    file = getattr(main, "__file__", None)
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None  # -c or an interactive session: only a worker in this process sees it
+    path = Path(file).resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    name = ".".join(parts)
+    return name if all(p.isidentifier() for p in parts) else None
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from app_support import claim_one, running, state
 
 from claimq import App, InvalidInput, Job, Permanent, Retry, RetryPolicy
+from claimq._validate import MAX_SECONDS
 from claimq.backends import open_backend
 
 NAIVE = datetime(2030, 1, 1, 12, 0)
@@ -55,6 +56,20 @@ ENQUEUE_CASES: dict[str, tuple[Call, str]] = {
     "payload-too-big": (lambda a: a.enqueue("t", {"x": BIG}), "over the limit"),
     "payload-nul": (lambda a: a.enqueue("t", {"x": "a\x00b"}), "NUL"),
     "payload-surrogate": (lambda a: a.enqueue("t", {"x": "\ud800"}), "payload"),
+    # numbers that would not read back as written (issue 12, defect 4)
+    "payload-int-past-64-bits": (
+        lambda a: a.enqueue("t", {"n": 2**64 + 1}), r"integer 18446744073709551617 at \['n'\]"
+    ),
+    "payload-int-2**63": (lambda a: a.enqueue("t", {"n": 2**63}), "signed 64-bit range"),
+    "payload-int-below-64-bits": (
+        lambda a: a.enqueue("t", {"n": -(2**63) - 1}), "signed 64-bit range"
+    ),
+    "payload-int-10**400": (
+        lambda a: a.enqueue("t", {"a": [1, {"b": 10**400}]}), r"at \['a'\]\[1\]\['b'\]"
+    ),
+    "payload-nan-nested": (
+        lambda a: a.enqueue("t", {"a": [math.nan]}), r"JSON-serialisable: nan .* at \['a'\]\[0\]"
+    ),
     # queue names
     "queue-empty": (lambda a: a.enqueue("t", queue=""), "queue name must be a non-empty"),
     "queue-long": (lambda a: a.enqueue("t", queue="q" * 129), "longer than 128"),
@@ -83,6 +98,25 @@ ENQUEUE_CASES: dict[str, tuple[Call, str]] = {
     "run_at-date": (lambda a: a.enqueue("t", run_at=date(2030, 1, 1)), "run_at must be a datetime"),  # type: ignore[arg-type]
     "run_at-float": (lambda a: a.enqueue("t", run_at=1e9), "run_at must be a datetime"),  # type: ignore[arg-type]
     "run_at-and-delay": (lambda a: a.enqueue("t", run_at=AWARE, delay=5), "not both"),
+    # bounded: 100 years at most (issue 12, defect 8)
+    "delay-1e12": (lambda a: a.enqueue("t", delay=1e12), "delay must be at most 3155760000"),
+    "delay-1e15": (lambda a: a.enqueue("t", delay=1e15), "delay must be at most"),
+    "delay-just-past-max": (
+        lambda a: a.enqueue("t", delay=MAX_SECONDS + 1), "delay must be at most"
+    ),
+    "delay-int-10**400": (lambda a: a.enqueue("t", delay=10**400), "delay must be finite"),
+    "delay-timedelta-max": (lambda a: a.enqueue("t", delay=timedelta.max), "delay must be at"),
+    "run_at-200-years": (
+        lambda a: a.enqueue("t", run_at=datetime.now(UTC) + timedelta(days=200 * 365)),
+        "more than 100 years from now",
+    ),
+    "run_at-datetime-max": (
+        lambda a: a.enqueue("t", run_at=datetime.max.replace(tzinfo=UTC)), "100 years from now"
+    ),
+    "run_at-year-1": (
+        lambda a: a.enqueue("t", run_at=datetime.min.replace(tzinfo=UTC)), "100 years from now"
+    ),
+    "timeout-1e12": (lambda a: a.enqueue("t", timeout=1e12), "timeout must be at most"),
     # numbers
     "priority-str": (lambda a: a.enqueue("t", priority="1"), "priority must be an integer"),  # type: ignore[arg-type]
     "priority-float": (lambda a: a.enqueue("t", priority=1.5), "priority must be an integer"),  # type: ignore[arg-type]
@@ -158,11 +192,21 @@ def test_task_object_enqueue_rejects(app: App) -> None:
     rejects(app, lambda a: add.with_options(delay=-3).enqueue(x=1, y=2), "delay must be >= 0")
     rejects(app, lambda a: add.with_options(bogus=1), "unknown job option")
     rejects(app, lambda a: add.with_options(run_at=NAIVE).enqueue(x=1, y=2), "timezone-aware")
+    rejects(app, lambda a: add.enqueue(x=2**64 + 1, y=2), r"integer .* at \['x'\]")
+    rejects(app, lambda a: add.with_options(delay=1e12).enqueue(x=1, y=2), "delay must be at")
+    rejects(app, lambda a: add.with_options(delay=1e12), "delay must be at most")
+    rejects(
+        app, lambda a: add.with_options(run_at=AWARE + timedelta(days=365 * 150)), "100 years"
+    )
 
 
 def test_async_enqueue_rejects(app: App) -> None:
     rejects(app, lambda a: asyncio.run(a.aenqueue("t", {"s": {1}})), "not JSON-serialisable")
     rejects(app, lambda a: asyncio.run(a.aenqueue_many([{"task": "t", "bogus": 1}])), "unknown")
+    rejects(app, lambda a: asyncio.run(a.aenqueue("t", {"n": 2**64})), "signed 64-bit range")
+    rejects(app, lambda a: asyncio.run(a.aenqueue("t", delay=1e15)), "delay must be at most")
+    huge = [GOOD, {"task": "t", "payload": {"n": -(2**70)}}]
+    rejects(app, lambda a: asyncio.run(a.aenqueue_many(huge)), "signed 64-bit range")
 
 
 # -- enqueue_many: all or nothing -------------------------------------------------------------
@@ -185,6 +229,11 @@ MANY_CASES: dict[str, tuple[list[Any], str]] = {
         "idempotency_key",
     ),
     "conn-option": ([{"task": "t", "conn": None}], "unknown enqueue option"),
+    "huge-delay": ([GOOD, {"task": "t", "delay": 1e12}], "delay must be at most"),
+    "far-run_at": (
+        [GOOD, {"task": "t", "run_at": datetime.max.replace(tzinfo=UTC)}], "100 years from now"
+    ),
+    "int-past-64-bits": ([GOOD, {"task": "t", "payload": {"n": 2**64 + 1}}], "signed 64-bit"),
 }
 
 
@@ -196,7 +245,8 @@ def test_enqueue_many_rejects_the_whole_batch(app: App, case: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["bad-payload-last", "bad-queue-first", "bad-key-after-keyed",
-                                  "not-a-dict", "unknown-option"])
+                                  "not-a-dict", "unknown-option", "huge-delay", "far-run_at",
+                                  "int-past-64-bits"])
 def test_a_bad_job_deep_in_a_large_batch_rejects_all_of_it(app: App, case: str) -> None:
     """Past several COPY chunks (PostgreSQL checks each chunk while the one before is stored):
     the COPY is aborted with its transaction, nothing is queued, and the App works after."""
@@ -212,6 +262,75 @@ def test_a_bad_job_in_a_large_batch_inside_a_transaction_rolls_it_back(app: App)
         app.enqueue("t", queue="side-effect", conn=conn)
         app.enqueue_many([GOOD] * 1500 + [{"task": "t", "payload": {"x": {1}}}], conn=conn)
     assert [j.id for j in app.list_jobs()] == [before]
+
+
+@pytest.mark.parametrize("size", [5, 250, 2500])
+def test_enqueue_many_of_jobs_delayed_too_far_writes_none(app: App, size: int) -> None:
+    """Defect 8: 250 such jobs raised OverflowError on PostgreSQL after 5 were accepted."""
+    rejects(app, lambda a: a.enqueue_many([{"task": "t", "delay": 1e12}] * size), "at most")
+    rejects(app, lambda a: a.enqueue_many([GOOD] * size + [{"task": "t", "delay": 1e15}]),
+            "at most")
+    assert app.list_jobs() == [] and app.queues() == []
+
+
+def test_the_longest_delay_is_accepted_and_lists(app: App) -> None:
+    """A job due almost 100 years from now is stored, listed and shown like any other."""
+    far = datetime.now(UTC) + timedelta(days=99 * 365)
+    ids = [app.enqueue("t", delay=MAX_SECONDS - 60), app.enqueue("t", run_at=far)]
+    ids += app.enqueue_many([{"task": "t", "delay": MAX_SECONDS - 60}] * 250)
+    listed = app.list_jobs(limit=1000)
+    assert sorted(j.id for j in listed) == sorted(ids)
+    assert all(j.run_at is not None and j.run_at.year >= 2100 for j in listed)
+    assert app.get_job(ids[1]).run_at == far
+    assert app.claim("w", limit=10) == []
+
+
+# Numbers at the edges of what JSON storage keeps: each reads back equal and of the same type.
+EXACT_PAYLOAD: dict[str, Any] = {
+    "int64-max": 2**63 - 1,
+    "int64-min": -(2**63),
+    "float-1e16": 1e16,  # PostgreSQL's jsonb writes 1e+16 back as an integer unless told
+    "float-1e19": 1e19,
+    "float-max": 1.7976931348623157e308,
+    "float-neg": -1.5e300,
+    "float-tiny": 5e-324,
+    "float-small": 1.5e-300,
+    "float-tenth": 0.1,
+    "nested": [{"a": 2**63 - 1, "b": [1e22, -(2**63)]}],
+    "text": "1e+16 and 12345678901234567890 in a string stay text",
+}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+    return type(a) is type(b) and a == b
+
+
+def test_payload_numbers_at_the_edges_read_back_exactly(app: App) -> None:
+    one = app.enqueue("t", EXACT_PAYLOAD, queue="exact")
+    many = app.enqueue_many([{"task": "t", "payload": EXACT_PAYLOAD, "queue": "exact"}] * 250)
+    assert _same(app.get_job(one).payload, EXACT_PAYLOAD), app.get_job(one).payload
+    for job in app.list_jobs(queue="exact", limit=1000):
+        assert _same(job.payload, EXACT_PAYLOAD), job.payload
+    claimed = app.claim("w", ["exact"], limit=300, start=True)
+    assert sorted(j.id for j in claimed) == sorted([one, *many])
+    for job in claimed:
+        assert _same(job.payload, EXACT_PAYLOAD), job.payload
+        app.complete(job, EXACT_PAYLOAD)
+    for job in app.list_jobs("archive", limit=1000):
+        assert _same(job.result, EXACT_PAYLOAD), job.result
+
+
+def test_a_result_that_cannot_be_stored_exactly_is_refused(app: App) -> None:
+    job = running(app, lease=60)
+    rejects(app, lambda a: a.complete(job, {"n": 2**64 + 1}), r"job result .* at \['n'\]")
+    rejects(app, lambda a: a.complete(job, [10**400]), r"signed 64-bit range")
+    rejects(app, lambda a: a.complete(job, 2**64), r"job result cannot be stored exactly")
+    app.complete(job, 2**63 - 1)
+    assert app.get_job(job.id).result == 2**63 - 1
 
 
 @pytest.mark.parametrize("jobs", [5, None, {"task": "t"}, "tasks"])
@@ -238,6 +357,7 @@ CLAIM_CASES: dict[str, tuple[Call, str]] = {
     "lease-negative": (lambda a: a.claim("w", lease=-5), "lease must be > 0"),
     "lease-nan": (lambda a: a.claim("w", lease=math.nan), "lease must be finite"),
     "lease-str": (lambda a: a.claim("w", lease="30"), "lease must be a number"),  # type: ignore[arg-type]
+    "lease-1e12": (lambda a: a.claim("w", lease=1e12), "lease must be at most"),
 }
 
 
@@ -275,6 +395,8 @@ OWNER_CASES: dict[str, tuple[Callable[[App, Job], object], str]] = {
     "release-delay-negative": (lambda a, j: a.release(j, delay=-1), "delay must be >= 0"),
     "release-delay-nan": (lambda a, j: a.release(j, delay=math.nan), "delay must be finite"),
     "release-delay-str": (lambda a, j: a.release(j, delay="1"), "delay must be a number"),  # type: ignore[arg-type]
+    "release-delay-1e12": (lambda a, j: a.release(j, delay=1e12), "delay must be at most"),
+    "complete-result-big-int": (lambda a, j: a.complete(j, {"n": 2**64}), "signed 64-bit"),
 }
 
 
@@ -373,6 +495,7 @@ PURGE_CASES: dict[str, tuple[Call, str]] = {
     "older-nan": (lambda a: a.purge("dead", older_than=math.nan), "older_than must be finite"),
     "older-str": (lambda a: a.purge("archive", older_than="1d"), "older_than must be a number"),  # type: ignore[arg-type]
     "older-bool": (lambda a: a.purge("archive", older_than=True), "older_than must be a number"),
+    "older-1e15": (lambda a: a.purge("archive", older_than=1e15), "older_than must be at most"),
     "queue-bad": (lambda a: a.purge("archive", queue="bad queue"), "may hold only"),
     "queue-int": (lambda a: a.purge("archive", queue=5), "queue name must be"),  # type: ignore[arg-type]
     "task-bad": (lambda a: a.purge("dead", task="9task"), "may hold only"),
@@ -424,6 +547,8 @@ QUEUE_CASES: dict[str, tuple[Call, str]] = {
     "lease-zero": (lambda a: a.configure_queue("q", lease=0), "lease must be > 0"),
     "lease-negative": (lambda a: a.configure_queue("q", lease=-1), "lease must be > 0"),
     "lease-inf": (lambda a: a.configure_queue("q", lease=math.inf), "lease must be finite"),
+    "lease-1e12": (lambda a: a.configure_queue("q", lease=1e12), "lease must be at most"),
+    "timeout-1e15": (lambda a: a.configure_queue("q", timeout=1e15), "timeout must be at most"),
     "timeout-zero": (lambda a: a.configure_queue("q", timeout=0), "timeout must be > 0"),
     "timeout-str": (lambda a: a.configure_queue("q", timeout="5"), "timeout must be a number"),  # type: ignore[arg-type]
     "paused-str": (lambda a: a.configure_queue("q", paused="no"), "paused must be"),  # type: ignore[arg-type]
@@ -519,6 +644,8 @@ def test_open_backend_rejects_bad_urls(case: str, tmp_path: Path) -> None:
         ({"base": "1"}, "RetryPolicy"),
         ({"factor": None}, "RetryPolicy"),
         ({"jitter": True}, "RetryPolicy"),
+        ({"cap": 1e12}, "RetryPolicy base and cap must be at most"),
+        ({"base": MAX_SECONDS * 2}, "RetryPolicy base and cap must be at most"),
     ],
     ids=lambda v: repr(v),
 )
@@ -537,7 +664,8 @@ def test_retry_policy_from_dict_rejects(data: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "after", [-1, -0.001, timedelta(seconds=-1), math.nan, math.inf, "5", None, True], ids=repr
+    "after", [-1, -0.001, timedelta(seconds=-1), math.nan, math.inf, "5", None, True, 1e12,
+              timedelta.max], ids=repr
 )
 def test_retry_after_rejects(after: Any) -> None:
     with pytest.raises(InvalidInput, match=r"Retry\(after=...\)"):

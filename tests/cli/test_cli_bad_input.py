@@ -46,6 +46,22 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["enqueue", "t", "--max-attempts", "0"], "--max-attempts"),
     (["enqueue", "t", "--count", "0"], "--count"),
     (["enqueue", "t", "--tag", ""], "tag"),
+    # numbers JSON storage would not keep as written (issue 12, defect 4)
+    (["enqueue", "t", "--payload", '{"n": 1e400}'], "1e400 at ['n'] is too large"),
+    (["enqueue", "t", "--payload", '{"n": 18446744073709551617}'], "signed 64-bit range"),
+    (["enqueue", "t", "--payload", '{"n": [1' + "0" * 400 + "]}"], "at ['n'][0]"),
+    (["enqueue", "t", "--payload", '{"n": 1' + "0" * 5000 + "}"], "signed 64-bit range"),
+    (["enqueue", "t", "--payload", '{"n": NaN}'], "NaN at ['n']"),
+    (["enqueue", "t", "--payload", '{"n": -Infinity}'], "Infinity"),
+    (["enqueue", "t", "--payload", '{"n": 1e-400}'], "too small"),
+    (["jobs", "retry", "5", "--payload", '{"n": 1e999}'], "too large"),
+    # times past 100 years (defect 8)
+    (["enqueue", "t", "--delay", "1e15"], "at most 3155760000 seconds"),
+    (["enqueue", "t", "--delay", "1e12"], "--delay"),
+    (["queues", "set", "q", "--lease", "1e12"], "at most"),
+    (["queues", "set", "q", "--timeout", "1e300"], "at most"),
+    (["dead", "purge", "--older-than", "1e20", "--yes"], "at most"),
+    (["jobs", "purge", "--table", "archive", "--older-than", "1e20", "--yes"], "at most"),
     # stats
     (["stats", "--watch", "--interval", "0"], "--interval"),
     # queues

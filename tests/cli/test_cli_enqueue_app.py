@@ -1,0 +1,93 @@
+"""claimq enqueue --app (issue 12, defect 9): with an app, an unknown task is refused and a
+registered task's defaults apply; without one, the name is stored unchecked, and --help says so.
+Also the App's own enqueue_many, which gives registered names their defaults like enqueue()."""
+
+from __future__ import annotations
+
+from cli_helpers import Cli
+
+from claimq import App
+
+APP_MODULE = """
+from claimq import App, RetryPolicy
+
+app = App("sqlite:///never-used.db")  # the tests give --database
+
+
+@app.task(name="myapp.send_welcome", queue="mail", max_attempts=5, priority=7, timeout=30,
+          retry=RetryPolicy(base=2))
+def send_welcome(user_id: int) -> None:
+    pass
+
+
+class _Registry:
+    app = app
+
+
+registry = _Registry()
+"""
+
+
+def _write_app(cli: Cli) -> None:
+    (cli.cwd / "myapp.py").write_text(APP_MODULE)
+
+
+def test_an_unknown_task_is_refused_and_nothing_is_written(cli: Cli, app: App) -> None:
+    _write_app(cli)
+    unknown, unknown_bulk, bad_path = cli.many(
+        ["enqueue", "myapp.no_such_task", "--app", "myapp:app"],
+        ["enqueue", "myapp.no_such_task", "--app", "myapp:registry.app", "--count", "5"],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:nothing"],
+    )
+    unknown.usage_error("has no task 'myapp.no_such_task'", "myapp.send_welcome")
+    unknown_bulk.usage_error("has no task")
+    bad_path.usage_error("no attribute 'nothing'")
+    assert app.list_jobs() == [] and app.queues() == []
+    assert not (cli.cwd / "never-used.db").exists()
+
+
+def test_a_registered_task_takes_its_defaults(cli: Cli, app: App) -> None:
+    _write_app(cli)
+    plain, dotted, overridden, bulk = cli.many(
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--payload", '{"user_id": 1}'],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:registry.app"],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--queue", "other",
+         "--priority", "1", "--max-attempts", "2"],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--count", "3", "--json"],
+    )
+    for result in (plain, dotted):
+        job = app.get_job(int(result.ok().out))
+        assert (job.queue, job.priority, job.max_attempts, job.timeout) == ("mail", 7, 5, 30)
+    assert app.get_job(int(plain.out)).payload == {"user_id": 1}
+    job = app.get_job(int(overridden.ok().out))
+    assert (job.queue, job.priority, job.max_attempts, job.timeout) == ("other", 1, 2, 30)
+    ids = bulk.json()["ids"]
+    assert len(ids) == 3
+    for job_id in ids:
+        job = app.get_job(job_id)
+        assert (job.queue, job.priority, job.max_attempts, job.timeout) == ("mail", 7, 5, 30)
+    assert not (cli.cwd / "never-used.db").exists(), "--database wins over the app's own URL"
+
+
+def test_without_an_app_nothing_is_checked_and_help_says_so(cli: Cli, app: App) -> None:
+    result, help_ = cli.many(["enqueue", "myapp.no_such_task"], ["enqueue", "--help"])
+    job = app.get_job(int(result.ok().out))
+    assert (job.task, job.queue, job.max_attempts) == ("myapp.no_such_task", "default", 20)
+    text = " ".join(help_.ok().out.split())
+    assert "--app" in text and "Without --app nothing checks TASK" in text
+
+
+def test_enqueue_many_gives_registered_names_their_defaults(app: App) -> None:
+    @app.task(name="tasks.mail", queue="mail", max_attempts=4, priority=3, timeout=9)
+    def mail(to: str) -> None: ...
+
+    small = app.enqueue_many([{"task": "tasks.mail", "payload": {"to": "a"}},
+                              {"task": "tasks.mail", "queue": "urgent", "priority": 9},
+                              {"task": "other"}])
+    bulk = app.enqueue_many([{"task": "tasks.mail"}] * 250)  # PostgreSQL: the COPY path
+    shapes = [(j.queue, j.priority, j.max_attempts, j.timeout)
+              for j in map(app.get_job, small)]
+    assert shapes == [("mail", 3, 4, 9), ("urgent", 9, 4, 9), ("default", 0, 20, None)]
+    assert {(j.queue, j.priority, j.max_attempts, j.timeout)
+            for j in app.list_jobs(queue="mail", limit=1000)} == {("mail", 3, 4, 9)}
+    assert len(app.list_jobs(queue="mail", limit=1000)) == 251 == len(bulk) + 1

@@ -1,0 +1,210 @@
+"""`claimq worker` as a real process (issue 12, defect 11 and the start line): the one app loader
+(`module:attr.sub.app`) works in a supervisor's worker processes too, a second signal exits 130
+through the supervisor as it does in one process, a worker process that cannot load the app
+stops the supervisor (exit 2) instead of being respawned forever, and the start line shows at
+the default --log-level."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import Cli, cli_env
+from polling import archived, live, wait_until
+
+from claimq import App
+
+pytestmark = pytest.mark.timeout(120)
+
+APP_MODULE = """
+import asyncio
+import logging
+import multiprocessing
+import os
+
+from claimq import App
+
+log = logging.getLogger("cliapp")
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self.app = App("sqlite:///never-used.db")  # the tests give --database
+
+
+registry = _Registry()
+app = registry.app
+
+
+@app.task(name="cliapp.sleep")
+async def sleep(seconds: float) -> None:
+    log.info("handler-start pid=%s", os.getpid())
+    await asyncio.sleep(seconds)
+
+
+if os.environ.get("CLIAPP_FAIL_IN_CHILD") and multiprocessing.parent_process() is not None:
+    raise RuntimeError("this module cannot be imported in a worker process")
+"""
+
+
+class WorkerCli:
+    """`claimq --database URL worker …` in its own process group, its output in a file."""
+
+    def __init__(self, cli: Cli, args: list[str], **env: str) -> None:
+        self.log_path = cli.cwd / f"worker-{len(list(cli.cwd.glob('worker-*.log')))}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            cli.argv(["worker", *args]), cwd=cli.cwd, env=cli_env(**env),
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_log(self, pattern: str, count: int = 1, timeout: float = 30.0) -> None:
+        def found() -> bool:
+            if len(re.findall(pattern, self.log())) >= count:
+                return True
+            if self.proc.poll() is not None:
+                raise AssertionError(f"exited ({self.proc.returncode}):\n{self.log()[-4000:]}")
+            return False
+
+        try:
+            wait_until(found, timeout, f"{pattern!r} x{count}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.log()[-4000:]}") from None
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"still running after {timeout}s:\n{self.log()[-4000:]}") \
+                from None
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        self._log.close()
+
+
+@pytest.fixture
+def start(cli: Cli) -> Iterator[Callable[..., WorkerCli]]:
+    (cli.cwd / "cliapp.py").write_text(APP_MODULE)
+    started: list[WorkerCli] = []
+
+    def run(*args: str, **env: str) -> WorkerCli:
+        started.append(WorkerCli(cli, list(args), **env))
+        return started[-1]
+
+    yield run
+    for worker in started:
+        worker.close()
+        print(f"--- {worker.log_path.name} ---\n{worker.log()[-6000:]}")
+
+
+STARTED = r"worker \S+ started:"
+
+
+def test_processes_load_a_dotted_app_path(app: App, start: Callable[..., WorkerCli]) -> None:
+    ids = [app.enqueue("cliapp.sleep", {"seconds": 0.2}) for _ in range(6)]
+    supervisor = start("cliapp:registry.app", "--processes", "2", "--concurrency", "2",
+                       "--poll-interval", "0.1", "--grace", "5")
+    supervisor.wait_log(STARTED, count=2)
+    wait_until(lambda: len(archived(app)) == len(ids), 40, "every job archived")
+    supervisor.signal(signal.SIGTERM)
+    assert supervisor.wait(20) == 0
+    log = supervisor.log()
+    assert "starting another" not in log and "cannot start" not in log
+    assert len(re.findall(r"worker \S+ stopped:", log)) == 2
+    assert live(app) == []
+
+
+def test_a_second_signal_exits_130_through_the_supervisor(
+    app: App, start: Callable[..., WorkerCli]
+) -> None:
+    for _ in range(2):
+        app.enqueue("cliapp.sleep", {"seconds": 60})
+    supervisor = start("cliapp:app", "--processes", "2", "--concurrency", "1",
+                       "--poll-interval", "0.1", "--grace", "30", "--lease", "5")
+    supervisor.wait_log(r"handler-start", count=2)
+    supervisor.signal(signal.SIGTERM)
+    supervisor.wait_log(r"stopping \(grace", count=2)
+    supervisor.signal(signal.SIGTERM)
+    assert supervisor.wait(15) == 130
+
+
+def test_a_second_signal_exits_130_in_one_process(
+    app: App, start: Callable[..., WorkerCli]
+) -> None:
+    app.enqueue("cliapp.sleep", {"seconds": 60})
+    worker = start("cliapp:app", "--concurrency", "1", "--poll-interval", "0.1",
+                   "--grace", "30", "--lease", "5")
+    worker.wait_log(r"handler-start")
+    worker.signal(signal.SIGTERM)
+    worker.wait_log(r"stopping \(grace")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(15) == 130
+
+
+@pytest.fixture
+def sqlite_cli(tmp_path: Path) -> Cli:
+    url = f"sqlite:///{tmp_path}/claimq.db"
+    App(url).migrate()
+    work = tmp_path / "cwd"
+    work.mkdir()
+    return Cli(url, work)
+
+
+@pytest.fixture
+def start_sqlite(sqlite_cli: Cli) -> Iterator[Callable[..., WorkerCli]]:
+    (sqlite_cli.cwd / "cliapp.py").write_text(APP_MODULE)
+    started: list[WorkerCli] = []
+
+    def run(*args: str, **env: str) -> WorkerCli:
+        started.append(WorkerCli(sqlite_cli, list(args), **env))
+        return started[-1]
+
+    yield run
+    for worker in started:
+        worker.close()
+        print(f"--- {worker.log_path.name} ---\n{worker.log()[-6000:]}")
+
+
+def test_a_worker_process_that_cannot_load_the_app_stops_the_supervisor(
+    start_sqlite: Callable[..., WorkerCli],
+) -> None:
+    supervisor = start_sqlite("cliapp:app", "--processes", "2", CLIAPP_FAIL_IN_CHILD="1")
+    assert supervisor.wait(60) == 2
+    log = supervisor.log()
+    assert "cannot be imported in a worker process" in log
+    assert "could not start" in log and "starting another" not in log
+
+
+def test_the_start_line_shows_at_the_default_log_level(
+    sqlite_cli: Cli, start_sqlite: Callable[..., WorkerCli],
+) -> None:
+    worker = start_sqlite("cliapp:app", "--poll-interval", "0.1")
+    worker.wait_log(r"INFO claimq.worker: worker \S+ started: queues=\* concurrency=10")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(20) == 0
+    assert re.search(r"worker \S+ stopped:", worker.log())
+
+    with App(sqlite_cli.url) as app:
+        job_id = app.enqueue("cliapp.sleep", {"seconds": 0})
+        quiet = start_sqlite("cliapp:app", "--poll-interval", "0.1", "--log-level", "warning")
+        wait_until(lambda: [j.id for j in archived(app)] == [job_id], 30, "the job to run")
+    quiet.signal(signal.SIGTERM)
+    assert quiet.wait(20) == 0
+    assert quiet.log() == ""
