@@ -77,7 +77,7 @@ def _charges_table() -> str:
 
 
 def _schema() -> str:
-    return str(getattr(app.backend, "schema", ""))
+    return app.backend.schema
 
 
 def _execute(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
