@@ -73,4 +73,6 @@ def _connection_error(exc: psycopg.OperationalError, text: str, where: str) -> C
         )
     if _REFUSED_LOGIN_RE.search(full):
         return DatabaseError(f"the server of {where} refused the login: {text}")
-    return DatabaseUnavailable(f"cannot connect to {where}: {text}")
+    if text.startswith("connection failed") or isinstance(exc, psycopg.errors.ConnectionTimeout):
+        return DatabaseUnavailable(f"cannot connect to {where}: {text}")
+    return DatabaseUnavailable(f"lost the connection to {where}: {text}")
