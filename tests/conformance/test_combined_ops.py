@@ -142,7 +142,18 @@ def _settle_on_loop(app: App, *args: object) -> Settled:
     return asyncio.run(run())
 
 
-def test_settle_on_the_event_loop_does_what_settle_does(app: App) -> None:
+def _path(app: App, raw_libpq: bool) -> None:
+    """PostgreSQL's asettle runs settle.sql through the raw libpq fast path or through psycopg's
+    cursor (the plain path): both must do the same."""
+    if app.backend.kind == "postgresql":
+        app.backend.raw_libpq_settle = raw_libpq  # type: ignore[attr-defined]
+    elif not raw_libpq:
+        pytest.skip("one path only on this backend")
+
+
+@pytest.mark.parametrize("raw_libpq", [True, False], ids=["fast-path", "plain-path"])
+def test_settle_on_the_event_loop_does_what_settle_does(app: App, raw_libpq: bool) -> None:
+    _path(app, raw_libpq)
     # PostgreSQL settles on the loop's own connections; sqlite3 has no async driver, so its
     # asettle is settle() in a thread (capabilities say which): the same outcome either way.
     assert app.backend.capabilities.async_settle is (app.backend.kind == "postgresql")
@@ -169,9 +180,11 @@ def test_settle_on_the_event_loop_does_what_settle_does(app: App) -> None:
     assert _settle_on_loop(app, [], [], None) == Settled(set(), FailResult(), [])
 
 
-def test_claimed_jobs_are_ordinary_frozen_jobs(app: App) -> None:
+@pytest.mark.parametrize("raw_libpq", [True, False], ids=["fast-path", "plain-path"])
+def test_claimed_jobs_are_ordinary_frozen_jobs(app: App, raw_libpq: bool) -> None:
     """The worker's claims build Jobs without their constructor (PostgreSQL: through a twin
     class of the same slots): what comes out must be a Job like any other."""
+    _path(app, raw_libpq)
     ids = [app.enqueue("t", {"n": n}, queue="frozen", tags=["a"]) for n in range(3)]
     claim = ClaimRequest("w", ["frozen"], 5, 30.0, True)
     if app.backend.kind == "sqlite":

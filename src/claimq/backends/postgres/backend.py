@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import threading
 import time
@@ -54,6 +55,13 @@ LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a clai
 COPY_CHUNK = 1000  # rows per write to a COPY
 COPY_THRESHOLD = 200  # from this many jobs on, COPY beats one INSERT … SELECT unnest(…)
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
+# FAST PATH (issue 13 item 6: kept only while a paired benchmark shows >= 5 % on the drain):
+# the worker's asettle sends settle.sql straight through libpq (_wire.Statement) instead of
+# psycopg's async cursor, for about 8 % of the drain's CPU when it was written. Same statement,
+# same rows, same errors (mapped alike); the conformance tests run asettle on both paths
+# (tests/conformance/test_combined_ops.py). Off (per backend: `raw_libpq_settle`; per process:
+# CLAIMQ_RAW_LIBPQ_SETTLE=0, e.g. for a paired benchmark or a whole test run) takes the plain path.
+RAW_LIBPQ_SETTLE = os.environ.get("CLAIMQ_RAW_LIBPQ_SETTLE", "1") != "0"
 
 
 # A row of settle.sql, by position after its first column, into a Job (the hot path: one per
@@ -333,6 +341,7 @@ class PostgresBackend:
         )
         self._reached = False
         self._reach_lock = threading.Lock()
+        self.raw_libpq_settle = RAW_LIBPQ_SETTLE
 
     def _reach(self) -> None:
         """First contact: one plain connection, so that a database that does not exist, a
@@ -711,14 +720,25 @@ class PostgresBackend:
                 return _settled(set(), failed, failures, [])
             statement = self._settle_statement(params["limit"])
             if not params["limit"] or not await self._limited_queues_async(conn, params):
-                rows = await statement.rows(conn, params)
+                rows = await self._settle_rows(conn, statement, params)
             else:
                 async with conn.transaction():
                     cur = await conn.execute(self._q.lock_limited_queues, params)
                     params["limited"] = _texts(r["name"] for r in await cur.fetchall())
-                    rows = await statement.rows(conn, params)
+                    rows = await self._settle_rows(conn, statement, params)
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
+
+    async def _settle_rows(
+        self, conn: Any, statement: Statement, params: dict[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        """settle.sql's rows on the event loop: through the raw libpq fast path (_wire.py) when
+        raw_libpq_settle is on, else through psycopg's own async cursor (the plain path)."""
+        if self.raw_libpq_settle:
+            return await statement.rows(conn, params)
+        cur = conn.cursor(row_factory=tuple_row)
+        await cur.execute(statement.query, params)
+        return await cur.fetchall()  # type: ignore[no-any-return]
 
     def _settle_sql(self, limit: int) -> str:
         return self._settle_statement(limit).query
