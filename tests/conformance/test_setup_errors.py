@@ -122,3 +122,20 @@ def test_a_postgres_url_with_a_bad_claimq_option_is_invalid_input(pg_base_url: s
                            ("pool_size=0", "pool_size must be")):
         with pytest.raises(InvalidInput, match=message):
             App(f"{pg_base_url}?{query}").backend  # noqa: B018 - building it checks the URL
+
+
+def test_a_busy_sqlite_database_is_database_unavailable(tmp_path: Path) -> None:
+    """Another process's write lock outlasting busy_timeout is transient, not a bug."""
+    url = f"sqlite:///{tmp_path}/busy.db?busy_timeout=0"
+    with App(url) as app:
+        app.migrate()
+        other: Any = app.backend.connect()  # type: ignore[attr-defined]
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            with App(url) as second, pytest.raises(DatabaseUnavailable, match="locked") as raised:
+                second.enqueue("t")
+            assert _driver_error(raised.value)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        app.enqueue("t")  # free again
