@@ -62,7 +62,7 @@ async def run(app: App, batches: int) -> float:
                      claim: ClaimRequest | None) -> Settled:
         nonlocal calls
         calls += 1
-        _settle_params(done, claim)
+        _settle_params(done, claim, None)
         rows = canned[calls] if claim is not None and calls < batches else [(None,) * 19]
         _, jobs = _settle_result(rows, claim)
         return Settled({d.id for d in done}, FailResult(), jobs)

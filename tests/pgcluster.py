@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import PoolTimeout
 
+from claimq.errors import DatabaseUnavailable
+
 PG_BIN = Path(os.environ.get("CLAIMQ_PG_BIN", "/usr/lib/postgresql/15/bin"))
 OS_USER = "postgres"
 
@@ -204,7 +206,7 @@ def through_outage(call: Callable[[], T], timeout: float = 60) -> T:
     while True:
         try:
             return call()
-        except (psycopg.OperationalError, PoolTimeout):
+        except (psycopg.OperationalError, PoolTimeout, DatabaseUnavailable):
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)

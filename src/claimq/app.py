@@ -240,49 +240,28 @@ class App:
         specs = map(self._spec, items)
         if not items:
             return []
-        streaming = getattr(self.backend, "enqueue_streaming", None)
-        if streaming is not None:
-            # PostgreSQL checks a large batch while COPY stores the chunks before.
-            return streaming(len(items), specs, self.idempotency_retention, conn)  # type: ignore[no-any-return]
-        return self.backend.enqueue(list(specs), self.idempotency_retention, conn)
+        # PostgreSQL checks a large batch while COPY stores the chunks before.
+        return self.backend.enqueue_streaming(len(items), specs, self.idempotency_retention, conn)
 
     async def aenqueue(
         self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any
     ) -> int:
         """Async enqueue(). With a psycopg AsyncConnection as `conn`, writes in its transaction."""
         conn = options.pop("conn", None)
-        if conn is not None and _is_async_pg(conn):
+        if conn is not None and self.backend.is_async_connection(conn):
             job = self._new_job(task, payload=payload, **options)
-            return (await self._aenqueue_pg([job], conn))[0]
+            return (await self.backend.aenqueue([job], conn))[0]
         return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
 
     async def aenqueue_many(
         self, jobs: Iterable[dict[str, Any]], *, conn: Any = None
     ) -> list[int]:
         _check_batch(jobs)
-        if conn is not None and _is_async_pg(conn):
+        if conn is not None and self.backend.is_async_connection(conn):
             specs = [self._spec(j) for j in jobs]
-            return await self._aenqueue_pg(specs, conn)
+            return await self.backend.aenqueue(specs, conn)
         jobs = list(jobs)
         return await asyncio.to_thread(self.enqueue_many, jobs, conn=conn)
-
-    async def _aenqueue_pg(self, specs: list[_validate.NewJob], conn: Any) -> list[int]:
-        from claimq.backends.postgres import PostgresBackend
-
-        backend = self.backend
-        if not isinstance(backend, PostgresBackend):
-            raise InvalidInput("an AsyncConnection needs a PostgreSQL database")
-        if any(s.idempotency_key is not None for s in specs):
-            raise InvalidInput(
-                "idempotency keys inside an AsyncConnection's transaction are not supported yet; "
-                "use the sync connection form"
-            )
-        async with conn.cursor() as cur:
-            query, params = backend.enqueue_params(specs)
-            names = sorted({s.queue for s in specs})
-            await cur.execute(backend._q.ensure_queues, {"names": names, "now": params["now"]})
-            await cur.execute(query, params)
-            return [row[0] for row in await cur.fetchall()]
 
     # -- claim and the owner's transitions (single-job forms raise LeaseLost) ------------------
 
@@ -530,14 +509,6 @@ def _owned(job: Job) -> Owned:
 
 def _job_id(value: object) -> int:
     return _validate.integer(value, "job id", 1, 2**63 - 1)
-
-
-def _is_async_pg(conn: Any) -> bool:
-    try:
-        import psycopg
-    except ImportError:
-        return False
-    return isinstance(conn, psycopg.AsyncConnection)
 
 
 __all__ = ["App", "DEFAULT_URL", "Failure", "database_url"]

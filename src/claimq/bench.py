@@ -26,15 +26,13 @@ import multiprocessing
 import os
 import platform
 import secrets
-import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
+from urllib.parse import urlparse
 
 import click
 from rich.console import Console
@@ -50,6 +48,7 @@ from rich.table import Table
 
 import claimq
 from claimq.app import App
+from claimq.backends import Backend, open_backend, parse_postgres_url, redact, with_option
 
 DEFAULT_URL = "sqlite:///claimq-bench.db"
 QUEUE = "claimq-bench"
@@ -104,22 +103,17 @@ class Target:
     kind: str  # "postgresql" | "sqlite"
     fresh: bool
     schema: str = ""  # PostgreSQL
-    conninfo: str = ""  # PostgreSQL, without claimq's own URL options
     path: str = ""  # SQLite
+    _backend: Backend | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def make(cls, url: str, fresh: bool) -> Target:
         parsed = urlparse(url)
         scheme = parsed.scheme.lower()
         if scheme in ("postgresql", "postgres"):
-            options = dict(parse_qsl(parsed.query))
             if fresh:
-                options["schema"] = f"bench_{secrets.token_hex(4)}"
-            schema = options.get("schema", "claimq")
-            url = urlunparse(parsed._replace(query=urlencode(options)))
-            libpq = {k: v for k, v in options.items() if k not in ("schema", "pool_size")}
-            conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(libpq)))
-            return cls(url, "postgresql", fresh, schema=schema, conninfo=conninfo)
+                url = with_option(url, "schema", f"bench_{secrets.token_hex(4)}")
+            return cls(url, "postgresql", fresh, schema=parse_postgres_url(url).schema)
         if scheme == "sqlite":
             path = parsed.path[1:]
             if fresh:
@@ -132,26 +126,16 @@ class Target:
     def table(self, name: str) -> str:
         return f"{self.schema}.{name}" if self.kind == "postgresql" else f"claimq_{name}"
 
-    @contextmanager
-    def connect(self) -> Iterator[Any]:
-        if self.kind == "postgresql":
-            import psycopg
-
-            with psycopg.connect(self.conninfo, autocommit=True) as conn:
-                yield conn
-        else:
-            lite = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            try:
-                yield lite
-            finally:
-                lite.close()
+    def backend(self) -> Backend:
+        """A backend of its own for the bench's plain SQL (its checks run beside the App's)."""
+        if self._backend is None:
+            self._backend = open_backend(self.url)
+        return self._backend
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         if self.kind == "sqlite":
             sql = sql.replace("%s", "?")
-        with self.connect() as conn:
-            cur = conn.execute(sql, params)
-            return list(cur.fetchall()) if cur.description is not None else []
+        return self.backend().run_sql(sql, params)
 
     def seconds(self, later: str, earlier: str) -> str:
         """SQL for `later - earlier` in seconds (timestamptz on PostgreSQL, epoch on SQLite)."""
@@ -161,9 +145,7 @@ class Target:
 
     def notify(self, app: App) -> None:
         """Wake idle PostgreSQL workers (their LISTEN channel) after the queue opens."""
-        channel = getattr(app.backend, "channel", None)
-        if self.kind == "postgresql" and channel:
-            self.rows("SELECT pg_notify(%s, %s)", (channel, QUEUE))
+        app.backend.wake_workers([QUEUE])
 
     def analyze(self) -> None:
         """Bring the planner's statistics up to date (as autovacuum would, a little later)."""
@@ -178,7 +160,10 @@ class Target:
             return
         if self.kind == "postgresql":
             self.rows(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
-        else:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+        if self.kind == "sqlite":
             for suffix in ("", "-wal", "-shm", "-journal"):
                 if os.path.exists(self.path + suffix):
                     os.remove(self.path + suffix)
@@ -346,7 +331,7 @@ class Report:
             "claimq_version": claimq.__version__,
             "mode": s.mode,
             "backend": self.target.kind,
-            "database": _redact(self.target.url),
+            "database": redact(self.target.url),
             "jobs": s.jobs,
             "processes": s.processes,
             "concurrency": s.concurrency,
@@ -361,14 +346,6 @@ class Report:
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "command": " ".join(sys.argv),
         }
-
-
-def _redact(url: str) -> str:
-    parsed = urlparse(url)
-    if parsed.password:
-        netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@")
-        return urlunparse(parsed._replace(netloc=netloc))
-    return url
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float | None]:

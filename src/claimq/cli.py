@@ -12,7 +12,6 @@ import json
 import logging
 import math
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
+from urllib.parse import urlparse
 
 import click
 from click.core import ParameterSource
@@ -29,6 +28,7 @@ from click.core import ParameterSource
 from claimq import __version__, _validate
 from claimq._processes import LOG_FORMAT, import_app, run_worker
 from claimq.app import DEFAULT_URL, App
+from claimq.backends import redact as _redact
 from claimq.backends.base import QueueInfo
 from claimq.errors import ClaimqError, InvalidInput
 from claimq.job import DeadReason, Job, Status
@@ -120,8 +120,8 @@ def _open(*, migrated: bool = True) -> App:
 
 def _check_database(app: App, *, migrated: bool) -> None:
     """Fail fast and clearly: a SQLite file that does not exist is not created (except by
-    `migrate`), an unreachable PostgreSQL server does not wait for the pool's timeout, and a
-    schema that is missing or behind names `claimq migrate`."""
+    `migrate`), and a schema that is missing or behind names `claimq migrate` (the backend
+    itself fails fast, with a claimq error, on a server it cannot reach)."""
     url = app.url
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
@@ -131,43 +131,8 @@ def _check_database(app: App, *, migrated: bool) -> None:
             raise CliError(f"the directory of database {path} does not exist: {folder}")
         if migrated and path and path != ":memory:" and not os.path.exists(path):
             raise CliError(f"database {path} does not exist: run `claimq migrate` first")
-    elif scheme in ("postgresql", "postgres"):
-        _pg_preflight(url)
-    backend = app.backend
     if migrated:
-        check = getattr(backend, "check_schema", None)
-        if callable(check):
-            check()
-
-
-def _pg_preflight(url: str) -> None:
-    try:
-        import psycopg
-    except ImportError:  # the backend itself explains the missing extra
-        return
-    try:
-        parsed = urlparse(url)
-        options = [(k, v) for k, v in parse_qsl(parsed.query) if k not in ("schema", "pool_size")]
-        conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
-    except ValueError as exc:
-        raise CliError(f"invalid database URL: {exc}", EXIT_USAGE) from None
-    if not any(k == "connect_timeout" for k, _ in options):
-        conninfo += ("&" if options else "?") + "connect_timeout=10"
-    try:
-        psycopg.connect(conninfo).close()
-    except psycopg.Error as exc:
-        raise CliError(f"cannot connect to {_redact(url)}: {_first_line(exc)}") from None
-
-
-def _redact(url: str) -> str:
-    try:
-        parsed = urlparse(url)
-        if parsed.password:
-            netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@", 1)
-            return urlunparse(parsed._replace(netloc=netloc))
-    except ValueError:
-        pass
-    return url
+        app.backend.check_schema()
 
 
 def _first_line(exc: BaseException) -> str:
@@ -188,18 +153,6 @@ def _classify(exc: BaseException) -> tuple[str, int] | None:
         # JobNotFound, SchemaMissing/MigrationError, DatabaseMissing, DatabaseUnavailable,
         # DatabaseError, LeaseLost: the backends name the cause in the message.
         return str(exc) or type(exc).__name__, EXIT_FAILED
-    if isinstance(exc, sqlite3.Error):
-        if "no such table" in str(exc):
-            return "the database is not migrated: run `claimq migrate`", EXIT_FAILED
-        return f"database error: {_first_line(exc)}", EXIT_FAILED
-    module = type(exc).__module__ or ""
-    if module.startswith(("psycopg", "psycopg_pool")):
-        name = type(exc).__name__
-        if name in ("UndefinedTable", "InvalidSchemaName"):
-            return "the database is not migrated: run `claimq migrate`", EXIT_FAILED
-        if name in ("OperationalError", "PoolTimeout", "ConnectionTimeout"):
-            return f"cannot reach the database: {_first_line(exc)}", EXIT_FAILED
-        return f"database error: {_first_line(exc)}", EXIT_FAILED
     return None
 
 

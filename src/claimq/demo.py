@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from claimq.app import App
+from claimq.backends import with_option
 from claimq.errors import Permanent
 from claimq.retry import RetryPolicy
 from claimq.worker import JobContext, run_worker
@@ -77,7 +78,7 @@ def _charges_table() -> str:
 
 
 def _schema() -> str:
-    return str(getattr(app.backend, "schema", ""))
+    return app.backend.schema
 
 
 def _execute(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
@@ -100,8 +101,7 @@ def _fresh_database(url: str) -> str:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return url
-    joiner = "&" if "?" in url else "?"
-    return f"{url}{joiner}schema=claimq_demo_{uuid.uuid4().hex[:8]}"
+    return with_option(url, "schema", f"claimq_demo_{uuid.uuid4().hex[:8]}")
 
 
 def _p50_p95(seconds: list[float], fmt: str) -> str:

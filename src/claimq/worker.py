@@ -201,12 +201,10 @@ class Worker:
         loop = asyncio.get_running_loop()
         self._loop = loop
         backend = self.app.backend
-        check = getattr(backend, "check_schema", None)
-        if check is not None:
-            check()
-        on_loop = hasattr(backend, "open_async")
+        backend.check_schema()
+        on_loop = backend.capabilities.async_settle
         if on_loop:
-            await backend.open_async()  # type: ignore[attr-defined]
+            await backend.open_async()
         stopping = self._stopping = asyncio.Event()
         finished = asyncio.Event()  # the completer wrote its last outcome
         counters = self.counters
@@ -243,7 +241,7 @@ class Worker:
                         interval=reap_every, stopping=stopping),
                         Tidier(backend, db, counters, stopping=stopping), fetcher):
             supervisor.start(service)
-        if hasattr(backend, "listen_connection"):
+        if backend.capabilities.listen_notify:
             supervisor.start(Listener(backend, self.queues, wake=fetcher.wake,
                                       cancel_hint=heartbeater.cancel_hint))
         try:
@@ -259,7 +257,7 @@ class Worker:
             executor.shutdown()
             db.close()
             if on_loop:
-                await backend.close_async()  # type: ignore[attr-defined]
+                await backend.close_async()
             if install_signals and threading.current_thread() is threading.main_thread():
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)

@@ -134,20 +134,30 @@ def _settle_on_loop(app: App, *args: object) -> Settled:
     """The worker's PostgreSQL path: asettle on an event loop's own async pool."""
 
     async def run() -> Settled:
-        await app.backend.open_async()  # type: ignore[attr-defined]
+        await app.backend.open_async()
         try:
-            return await app.backend.asettle(*args)  # type: ignore[attr-defined,no-any-return]
+            return await app.backend.asettle(*args)  # type: ignore[arg-type]
         finally:
-            await app.backend.close_async()  # type: ignore[attr-defined]
+            await app.backend.close_async()
 
     return asyncio.run(run())
 
 
-def test_settle_on_the_event_loop_does_what_settle_does(app: App) -> None:
-    if app.backend.kind == "sqlite":
-        # sqlite3 has no async driver: the worker settles in its database threads instead.
-        assert not hasattr(app.backend, "asettle")
-        return
+def _path(app: App, raw_libpq: bool) -> None:
+    """PostgreSQL's asettle runs settle.sql through the raw libpq fast path or through psycopg's
+    cursor (the plain path): both must do the same."""
+    if app.backend.kind == "postgresql":
+        app.backend.raw_libpq_settle = raw_libpq  # type: ignore[attr-defined]
+    elif not raw_libpq:
+        pytest.skip("one path only on this backend")
+
+
+@pytest.mark.parametrize("raw_libpq", [True, False], ids=["fast-path", "plain-path"])
+def test_settle_on_the_event_loop_does_what_settle_does(app: App, raw_libpq: bool) -> None:
+    _path(app, raw_libpq)
+    # PostgreSQL settles on the loop's own connections; sqlite3 has no async driver, so its
+    # asettle is settle() in a thread (capabilities say which): the same outcome either way.
+    assert app.backend.capabilities.async_settle is (app.backend.kind == "postgresql")
     app.configure_queue("s", max_workers=2)
     a = running(app, queue="s")
     b = running(app, queue="s", max_attempts=1)
@@ -171,9 +181,11 @@ def test_settle_on_the_event_loop_does_what_settle_does(app: App) -> None:
     assert _settle_on_loop(app, [], [], None) == Settled(set(), FailResult(), [])
 
 
-def test_claimed_jobs_are_ordinary_frozen_jobs(app: App) -> None:
+@pytest.mark.parametrize("raw_libpq", [True, False], ids=["fast-path", "plain-path"])
+def test_claimed_jobs_are_ordinary_frozen_jobs(app: App, raw_libpq: bool) -> None:
     """The worker's claims build Jobs without their constructor (PostgreSQL: through a twin
     class of the same slots): what comes out must be a Job like any other."""
+    _path(app, raw_libpq)
     ids = [app.enqueue("t", {"n": n}, queue="frozen", tags=["a"]) for n in range(3)]
     claim = ClaimRequest("w", ["frozen"], 5, 30.0, True)
     if app.backend.kind == "sqlite":
@@ -192,12 +204,11 @@ def test_claimed_jobs_are_ordinary_frozen_jobs(app: App) -> None:
 
 
 def test_settle_on_the_event_loop_needs_its_pool_opened(app: App) -> None:
-    if app.backend.kind == "sqlite":
-        assert not hasattr(app.backend, "open_async")
-        return
+    if not app.backend.capabilities.async_settle:
+        return  # settle() in a thread: nothing to open
     app.enqueue("t")
     with pytest.raises(ClaimqError, match="open_async"):
-        asyncio.run(app.backend.asettle([], [], ClaimRequest("w", None, 1, None)))  # type: ignore[attr-defined]
+        asyncio.run(app.backend.asettle([], [], ClaimRequest("w", None, 1, None)))
     assert app.claim("w", limit=5) != [], "nothing was claimed by the refused call"
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 import sys
 import time
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import chaos_biz as biz
 
 from claimq import App, LeaseLost, Permanent, RetryPolicy
+from claimq.errors import DatabaseUnavailable
 from claimq.worker import JobContext, Worker, run_worker
 
 app = App()  # CLAIMQ_DATABASE_URL; the backend opens lazily, in whichever process uses it
@@ -140,11 +140,8 @@ def raise_text(ctx: JobContext, text: str) -> None:
 
 
 def _transient_error(url: str) -> Exception:
-    if url.startswith("sqlite"):
-        return sqlite3.OperationalError("chaos: response lost after commit")
-    import psycopg
-
-    return psycopg.OperationalError("chaos: response lost after commit")
+    # What a backend raises when a connection drops: its driver's error mapped to claimq's.
+    return DatabaseUnavailable("chaos: response lost after commit")
 
 
 def install_response_loss(which: set[str]) -> None:

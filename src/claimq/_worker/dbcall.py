@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -18,20 +17,9 @@ log = logging.getLogger("claimq.worker")
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Errors that an outage or a busy database explains; anything else is a bug to surface."""
-    if isinstance(exc, DatabaseUnavailable):
-        return True
-    if isinstance(exc, sqlite3.OperationalError):
-        return True
-    try:
-        import psycopg
-        import psycopg_pool
-    except ImportError:
-        return False
-    return isinstance(
-        exc, psycopg.OperationalError | psycopg_pool.PoolTimeout | psycopg.errors.AdminShutdown
-    ) or (isinstance(exc, psycopg.DatabaseError) and getattr(exc, "sqlstate", "") in (
-        "40001", "40P01", "57P01", "57P02", "57P03", "08000", "08003", "08006"))
+    """Errors that an outage or a busy database explains; anything else is a bug to surface.
+    The backends classify their drivers' errors: a transient one is DatabaseUnavailable."""
+    return isinstance(exc, DatabaseUnavailable)
 
 
 class GaveUp(ClaimqError):

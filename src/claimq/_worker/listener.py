@@ -13,10 +13,10 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from claimq._worker.service import Service
 from claimq.backends.base import Backend
+from claimq.backends.base import Listener as BackendListener
 
 log = logging.getLogger("claimq.worker")
 
@@ -44,16 +44,15 @@ class Listener(Service):
             await asyncio.to_thread(thread.join, 2)
 
     def _listen(self, loop: asyncio.AbstractEventLoop) -> None:
-        cancel_channel = self.backend.cancel_channel
         delay = 0.1
         while not self._stop.is_set():
-            conn: Any = None
+            listener: BackendListener | None = None
             try:
-                conn = self.backend.listen_connection()
+                listener = self.backend.listen()
                 delay = 0.1
                 while not self._stop.is_set():
-                    for note in conn.notifies(timeout=0.5):
-                        if note.channel == cancel_channel:
+                    for note in listener.notices(0.5):
+                        if note.kind == "cancel":
                             loop.call_soon_threadsafe(self.cancel_hint, note.payload)
                         elif self.wanted is None or note.payload in self.wanted:
                             loop.call_soon_threadsafe(self.wake)
@@ -62,6 +61,6 @@ class Listener(Service):
                 self._stop.wait(delay)
                 delay = min(delay * 2, 5.0)
             finally:
-                if conn is not None:
+                if listener is not None:
                     with contextlib.suppress(Exception):
-                        conn.close()
+                        listener.close()

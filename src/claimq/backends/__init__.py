@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from claimq.backends.base import Backend
+from claimq.backends._url import parse_postgres_url, redact, with_option
+from claimq.backends.base import Backend, Capabilities
 from claimq.clock import Clock
 from claimq.errors import InvalidInput
 
@@ -26,4 +27,5 @@ def open_backend(url: str, *, clock: Clock | None = None) -> Backend:
     )
 
 
-__all__ = ["Backend", "open_backend"]
+__all__ = ["Backend", "Capabilities", "open_backend", "parse_postgres_url", "redact",
+           "with_option"]

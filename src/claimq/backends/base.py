@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,9 +71,14 @@ class Started:
 
 @dataclass(frozen=True, slots=True)
 class HeartbeatResult:
+    """What one batched heartbeat found. `busy`: jobs still held with this token whose row
+    another transaction has locked (a handler's own transaction, an operator's query): their
+    leases were not renewed this time, and they are not lost either; the next beat tries again."""
+
     alive: set[int] = field(default_factory=set)
     cancel_requested: set[int] = field(default_factory=set)
     lost: set[int] = field(default_factory=set)
+    busy: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,18 +115,83 @@ class QueueInfo:
 CancelOutcome = Literal["cancelled", "cancel_requested", "finished", "not_found"]
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do beyond the plain interface. Every method of `Backend` exists on
+    every backend; a flag says whether the optional ones do the real thing (otherwise they do
+    the plain thing or raise NotImplementedError, as each method says), so callers test a flag
+    instead of probing for attributes."""
+
+    listen_notify: bool = False  # listen() delivers new-job and cancel notices
+    async_settle: bool = False  # open_async()/asettle() run on the event loop itself
+    copy_streaming: bool = False  # enqueue_streaming() stores chunks while the rest is checked
+    async_connections: bool = False  # aenqueue() writes inside a caller's async connection
+    advisory_locks: bool = False  # the database has advisory locks (PostgreSQL)
+    row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
+
+
+class Notice(NamedTuple):
+    """One notification from listen(): `kind` "job" (payload: the queue that got jobs) or
+    "cancel" (payload: the id of a job whose cancel was requested, as text)."""
+
+    kind: Literal["job", "cancel"]
+    payload: str
+
+
+class Listener(Protocol):
+    """A dedicated connection listening for notices (a thread of its own waits on it)."""
+
+    def notices(self, timeout: float) -> Iterator[Notice]:
+        """The notices that arrive within `timeout` seconds (raises when the link breaks)."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Backend(Protocol):
-    """One SQL database holding claimq's tables. Every method is one short transaction."""
+    """One SQL database holding claimq's tables. Every method is one short transaction.
+
+    Errors: a backend raises claimq's own (claimq.errors), never its driver's, with the
+    driver's exception as `__cause__`: DatabaseUnavailable (transient: connection refused or
+    lost, busy or locked, deadlock, serialization failure, pool timeout), SchemaMissing
+    (unmigrated: run `claimq migrate`), DatabaseMissing (the URL names a database or
+    directory that does not exist), DatabaseError (anything else). Errors of the caller's own
+    statements inside transaction() are the caller's and pass through unchanged."""
 
     url: str
     kind: str  # "sqlite" or "postgresql"
+    schema: str  # PostgreSQL: the schema holding claimq's tables; "" where there is none
+    capabilities: Capabilities
 
     def transaction(self) -> AbstractContextManager[Any]: ...
     def migrate(self) -> list[int]: ...
     def schema_version(self) -> int: ...
+    def check_schema(self) -> None:
+        """Raises SchemaMissing unless the schema is migrated to this claimq's version."""
+        ...
     def close(self) -> None: ...
+    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """A statement of the caller's own, outside claimq's operations (tools such as the
+        benchmark and the demo, which read claimq's tables or keep their own): autocommit, the
+        driver's placeholders (`?` SQLite, `%s` PostgreSQL); its rows as tuples ([] when it
+        returns none). Its errors are mapped like every other."""
+        ...
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]: ...
+    def enqueue_streaming(
+        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
+    ) -> list[int]:
+        """enqueue() of `count` jobs still being validated (the iterator raises InvalidInput
+        on a bad one: nothing is queued). With capabilities.copy_streaming the backend stores
+        chunks while later ones are checked; otherwise it checks them all, then enqueues."""
+        ...
+    def is_async_connection(self, conn: Any) -> bool:
+        """Whether `conn` is an async connection of this backend's driver (for aenqueue)."""
+        ...
+    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
+        """enqueue() inside the caller's async connection and transaction (un-keyed jobs).
+        Without capabilities.async_connections: raises InvalidInput."""
+        ...
 
     def claim(
         self,
@@ -132,7 +202,10 @@ class Backend(Protocol):
         start: bool = False,
     ) -> list[Job]: ...
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]: ...
-    def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult: ...
+    def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
+        """Renews every lease in one statement; never waits on a row another transaction
+        holds locked (such jobs come back in `busy`, neither renewed nor lost)."""
+        ...
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]: ...
     def fail(self, failures: Sequence[Failure]) -> FailResult: ...
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]: ...
@@ -149,6 +222,26 @@ class Backend(Protocol):
         claim: ClaimRequest | None = None,
     ) -> Settled: ...
     def reap(self, limit: int = 1000) -> ReapResult: ...
+
+    # The worker's event-loop path. With capabilities.async_settle, asettle runs settle() on
+    # this loop's own connections (open_async first, close_async at the end); without it,
+    # open_async and close_async do nothing and asettle runs settle() in a thread.
+    async def open_async(self) -> None: ...
+    async def asettle(
+        self,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None = None,
+    ) -> Settled: ...
+    async def close_async(self) -> None: ...
+
+    def listen(self) -> Listener:
+        """A new connection listening for new jobs and cancel requests. Without
+        capabilities.listen_notify: raises NotImplementedError (the worker polls)."""
+        ...
+    def wake_workers(self, queues: Sequence[str]) -> None:
+        """Tells listening workers that `queues` got jobs (no-op without listen_notify)."""
+        ...
 
     def get_job(self, job_id: int) -> Job | None: ...
     def list_jobs(

@@ -1,5 +1,12 @@
 """The worker's settle statement straight through libpq, on a pooled AsyncConnection.
 
+A fast path, isolated here: the backend uses `Statement.rows` only from `_settle_rows`, and only
+while its `raw_libpq_settle` flag is on (RAW_LIBPQ_SETTLE in backend.py); off, the same
+statement goes through psycopg's async cursor. It bought about 8 % of the drain's CPU when it
+was written; it stays only while a paired benchmark (benchmarks/ab.py) shows >= 5 %. The
+conformance tests run asettle on both paths, and test_postgres_wire.py tests this module alone.
+`KeptConnections` (below) serves both paths.
+
 psycopg's cursor layer (query conversion, its prepare manager, the connection lock, a timer and
 a reader registration per wait, the result bookkeeping) cost about as much CPU per batch as
 decoding the rows it returns. The hot path runs one statement over and over, so it is prepared

@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 from claimq._validate import NewJob
 from claimq.backends._rows import json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
+from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
     UNSET,
     CancelOutcome,
+    Capabilities,
     ClaimRequest,
     Completion,
     FailResult,
     Failure,
     HeartbeatResult,
+    Listener,
+    Notice,
     Owned,
     QueueInfo,
     ReapResult,
@@ -31,15 +36,16 @@ from claimq.backends.base import (
     Table,
 )
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import ClaimqError, InvalidInput, MigrationError
+from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
 from claimq.job import Job, Status
 
 try:
     import psycopg
     from psycopg.rows import dict_row, tuple_row
     from psycopg.types.json import set_json_loads
-    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
+    from claimq.backends.postgres._errors import translate
     from claimq.backends.postgres._wire import KeptConnections, Statement
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ClaimqError(
@@ -49,8 +55,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a claim's queues
 COPY_CHUNK = 1000  # rows per write to a COPY
 COPY_THRESHOLD = 200  # from this many jobs on, COPY beats one INSERT … SELECT unnest(…)
-_SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
+# FAST PATH (issue 13 item 6: kept only while a paired benchmark shows >= 5 % on the drain):
+# the worker's asettle sends settle.sql straight through libpq (_wire.Statement) instead of
+# psycopg's async cursor, for about 8 % of the drain's CPU when it was written. Same statement,
+# same rows, same errors (mapped alike); the conformance tests run asettle on both paths
+# (tests/conformance/test_combined_ops.py). Off (per backend: `raw_libpq_settle`; per process:
+# CLAIMQ_RAW_LIBPQ_SETTLE=0, e.g. for a paired benchmark or a whole test run) takes the plain path.
+RAW_LIBPQ_SETTLE = os.environ.get("CLAIMQ_RAW_LIBPQ_SETTLE", "1") != "0"
 
 
 # settle.sql's columns, in its order: the sync path reads them as tuples too (as the async path
@@ -285,62 +297,131 @@ def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
     }
 
 
+class _PgListener:
+    """listen()'s connection: LISTENs on the schema's two channels."""
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self._backend = backend
+        try:
+            self._conn = psycopg.connect(backend.conninfo, autocommit=True)
+            self._conn.execute(f"LISTEN {backend.channel}")
+            self._conn.execute(f"LISTEN {backend.cancel_channel}")
+        except psycopg.Error as exc:
+            raise backend._error(exc) from exc
+
+    def notices(self, timeout: float) -> Iterator[Notice]:
+        cancel = self._backend.cancel_channel
+        try:
+            for note in self._conn.notifies(timeout=timeout):
+                yield Notice("cancel" if note.channel == cancel else "job", note.payload)
+        except psycopg.Error as exc:
+            raise self._backend._error(exc) from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+
 class PostgresBackend:
-    """`postgresql://user@host:port/db?schema=claimq&pool_size=10` (other options go to libpq)."""
+    """`postgresql://user@host:port/db?schema=claimq&pool_size=10` (other options go to libpq;
+    claimq adds client-side deadlines the URL does not set: see backends/_url.py)."""
 
     kind = "postgresql"
+    capabilities = Capabilities(
+        listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
+        advisory_locks=True, row_locks=True,
+    )
 
     def __init__(
         self, url: str, *, pool_size: int | None = None, clock: Clock | None = None
     ) -> None:
-        parsed = urlparse(url)
-        if parsed.scheme not in ("postgresql", "postgres"):
-            raise InvalidInput(f"not a PostgreSQL URL: {url!r}")
-        options = dict(parse_qsl(parsed.query))
-        self.schema = options.pop("schema", "claimq")
-        if not _SCHEMA_RE.fullmatch(self.schema):
-            raise InvalidInput(f"schema must be a lower-case SQL identifier, got {self.schema!r}")
-        size = options.pop("pool_size", None)
-        try:
-            self.pool_size = pool_size or int(size or 10)
-        except ValueError:
-            self.pool_size = 0
-        if not 1 <= self.pool_size <= 10_000:
-            raise InvalidInput(f"pool_size must be a whole number from 1 to 10000, got {size!r}")
+        parsed = parse_postgres_url(url, pool_size=pool_size)
+        self.schema = parsed.schema
+        self.pool_size = parsed.pool_size
         self.url = url
+        self.conninfo = parsed.conninfo  # every connection's: the pools' and the listener's
+        self._where = redact(url)
         self.clock: Clock = clock if clock is not None else SystemClock()
         # Every statement's `now` parameter: NULL with the system clock (the server's now()).
         self._now: Callable[[], datetime | None] = (
             _server_time if is_system(self.clock) else self.clock.now
         )
-        self.conninfo = urlunparse(parsed._replace(scheme="postgresql", query=urlencode(options)))
         self.channel = f"{self.schema}_jobs"
         self._limited: dict[str | None, tuple[bool, float]] = {}  # by queues' array literal
         self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
+        # Opened at first contact (_reach), not here: a pool only ever says PoolTimeout, after
+        # 30 s, whatever stops it connecting; one plain connection first says why at once.
         self._pool = ConnectionPool(
             self.conninfo,
             min_size=1,
             max_size=self.pool_size,
             kwargs={"autocommit": True, "row_factory": dict_row},
             configure=_configure,
-            open=True,
+            open=False,
             reconnect_timeout=60,
         )
+        self._reached = False
+        self._reach_lock = threading.Lock()
+        self.raw_libpq_settle = RAW_LIBPQ_SETTLE
+
+    def _reach(self) -> None:
+        """First contact: one plain connection, so that a database that does not exist, a
+        refused login or a server that is down raises its own error now; then the pool opens."""
+        with self._reach_lock:
+            if self._reached:
+                return
+            self._probe()
+            self._pool.open()
+            self._reached = True
+
+    def _probe(self) -> None:
+        try:
+            psycopg.connect(self.conninfo, autocommit=True).close()
+        except psycopg.Error as exc:
+            raise translate(exc, self.schema, self._where) from exc
+
+    def _error(self, exc: psycopg.Error) -> ClaimqError:
+        """The claimq error for `exc`. A pool timeout says nothing of its cause: a probe finds
+        a database that went missing (or a login now refused) rather than call it transient."""
+        if isinstance(exc, PoolTimeout):
+            try:
+                self._probe()
+            except DatabaseUnavailable:
+                pass
+            except ClaimqError as found:
+                return found
+        return translate(exc, self.schema, self._where)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
-        with self._pool.connection() as conn:
-            yield conn
+        """A pooled connection; every psycopg error inside becomes claimq's (the one place the
+        sync path maps them: nothing extra runs on success)."""
+        if not self._reached:
+            self._reach()
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A pooled connection inside a transaction, for the caller's business writes together
-        with enqueue(conn=…) or a handler's ctx.complete_in(conn)."""
-        with self._conn() as conn, conn.transaction():
-            yield conn
+        with enqueue(conn=…) or a handler's ctx.complete_in(conn). Getting the connection maps
+        errors like every method; the caller's own statements and the commit raise psycopg's."""
+        if not self._reached:
+            self._reach()
+        try:
+            conn = self._pool.getconn()
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
+        try:
+            with conn.transaction():
+                yield conn
+        finally:
+            self._pool.putconn(conn)
 
     def close(self) -> None:
         self._pool.close()
@@ -403,7 +484,7 @@ class PostgresBackend:
         latest = load_migrations("claimq.backends.postgres")[-1][0]
         found = self.schema_version()
         if found < latest:
-            raise MigrationError(
+            raise SchemaMissing(
                 f"schema {self.schema!r} is at version {found}, claimq needs {latest}: "
                 "run `claimq migrate` (or app.migrate())"
             )
@@ -432,11 +513,36 @@ class PostgresBackend:
         if conn is not None:
             if not isinstance(conn, psycopg.Connection):
                 raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
-            with conn.cursor(row_factory=dict_row) as cur:
-                yield cur
+            try:
+                with conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+            except psycopg.Error as exc:
+                raise self._error(exc) from exc
             return
         with self._conn() as own, own.transaction(), own.cursor() as cur:
             yield cur
+
+    def is_async_connection(self, conn: Any) -> bool:
+        return isinstance(conn, psycopg.AsyncConnection)
+
+    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
+        """enqueue() inside the caller's psycopg AsyncConnection (and its transaction)."""
+        if not isinstance(conn, psycopg.AsyncConnection):
+            raise InvalidInput("conn must be a psycopg.AsyncConnection for a PostgreSQL database")
+        if any(j.idempotency_key is not None for j in jobs):
+            raise InvalidInput(
+                "idempotency keys inside an AsyncConnection's transaction are not supported yet; "
+                "use the sync connection form"
+            )
+        try:
+            async with conn.cursor() as cur:
+                names = sorted({j.queue for j in jobs})
+                await cur.execute(self._q.ensure_queues, {"names": names})
+                query, params = self.enqueue_params(jobs)
+                await cur.execute(query, params)
+                return [row[0] for row in await cur.fetchall()]
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
 
     def enqueue_params(self, jobs: Sequence[NewJob]) -> tuple[str, dict[str, Any]]:
         """The statement and parameters that insert un-keyed jobs (shared with async enqueue)."""
@@ -621,6 +727,18 @@ class PostgresBackend:
         pool = self._async_pools.get(asyncio.get_running_loop())
         if pool is None:
             raise ClaimqError("asettle needs open_async() on this event loop first")
+        try:
+            return await self._asettle(pool, done, failures, claim)
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
+
+    async def _asettle(
+        self,
+        pool: KeptConnections,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None,
+    ) -> Settled:
         failed = FailResult()
         async with pool.connection() as conn:
             if failures:
@@ -631,14 +749,25 @@ class PostgresBackend:
                 return _settled(set(), failed, failures, [])
             statement = self._settle_statement(params["limit"])
             if not params["limit"] or not await self._limited_queues_async(conn, params):
-                rows = await statement.rows(conn, params)
+                rows = await self._settle_rows(conn, statement, params)
             else:
                 async with conn.transaction():
                     cur = await conn.execute(self._q.lock_limited_queues, params)
                     params["limited"] = _texts(r["name"] for r in await cur.fetchall())
-                    rows = await statement.rows(conn, params)
+                    rows = await self._settle_rows(conn, statement, params)
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
+
+    async def _settle_rows(
+        self, conn: Any, statement: Statement, params: dict[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        """settle.sql's rows on the event loop: through the raw libpq fast path (_wire.py) when
+        raw_libpq_settle is on, else through psycopg's own async cursor (the plain path)."""
+        if self.raw_libpq_settle:
+            return await statement.rows(conn, params)
+        cur = conn.cursor(row_factory=tuple_row)
+        await cur.execute(statement.query, params)
+        return await cur.fetchall()  # type: ignore[no-any-return]
 
     def _settle_sql(self, limit: int) -> str:
         return self._settle_statement(limit).query
@@ -696,10 +825,15 @@ class PostgresBackend:
                 self._q.heartbeat, {**_owned_params(owned), "lease": lease, "now": self._now()}
             ).fetchall()
         for r in rows:
+            if r["busy"]:
+                result.busy.add(r["id"])
+                continue
             result.alive.add(r["id"])
             if r["cancel_requested"]:
                 result.cancel_requested.add(r["id"])
-        result.lost.update(o.id for o in owned if o.id not in result.alive)
+        result.lost.update(
+            o.id for o in owned if o.id not in result.alive and o.id not in result.busy
+        )
         return result
 
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
@@ -710,7 +844,10 @@ class PostgresBackend:
                 return self._settle(own, done, None)[0]
         if not isinstance(conn, psycopg.Connection):
             raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
-        return self._settle(conn, done, None)[0]
+        try:
+            return self._settle(conn, done, None)[0]
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
         return self.settle((), failures).failed
@@ -849,9 +986,24 @@ class PostgresBackend:
 
     # -- notifications -------------------------------------------------------------------------
 
+    def listen(self) -> Listener:
+        """A dedicated connection (outside the pool) listening for new jobs and cancel requests
+        on this schema's channels."""
+        return _PgListener(self)
+
+    def wake_workers(self, queues: Sequence[str]) -> None:
+        with self._conn() as conn:
+            conn.execute(self._q.notify_queues, {"names": list(queues)}).fetchall()
+
+    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._conn() as conn:
+            cur = conn.cursor(row_factory=tuple_row)
+            cur.execute(sql, tuple(params) if params else None)
+            return cur.fetchall() if cur.description is not None else []
+
     def listen_connection(self) -> psycopg.Connection[Any]:
-        """A dedicated connection (outside the pool) listening on this schema's channels: new
-        jobs (payload: queue name) and cancel requests (payload: job id)."""
+        """Deprecated alias of listen() (kept until the worker's notifier uses listen()): the
+        listening psycopg connection itself, on channels `channel` and `cancel_channel`."""
         conn = psycopg.connect(self.conninfo, autocommit=True)
         conn.execute(f"LISTEN {self.channel}")
         conn.execute(f"LISTEN {self.cancel_channel}")

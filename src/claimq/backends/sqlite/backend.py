@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
@@ -18,11 +19,13 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
     CancelOutcome,
+    Capabilities,
     ClaimRequest,
     Completion,
     FailResult,
     Failure,
     HeartbeatResult,
+    Listener,
     Owned,
     QueueInfo,
     ReapResult,
@@ -30,8 +33,9 @@ from claimq.backends.base import (
     Started,
     Table,
 )
+from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import InvalidInput, MigrationError
+from claimq.errors import InvalidInput, MigrationError, SchemaMissing
 from claimq.job import CorruptRow, DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.sqlite")
@@ -139,6 +143,10 @@ class SQLiteBackend:
     `&synchronous=off|normal|full|extra` (default full: a committed job survives power loss)."""
 
     kind = "sqlite"
+    schema = ""  # one file, no schemas
+    # One writer at a time and no server: nothing optional. Where the interface has an optional
+    # method, this backend does the plain thing or raises NotImplementedError (each says which).
+    capabilities = Capabilities()
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         parsed = urlparse(url)
@@ -197,24 +205,42 @@ class SQLiteBackend:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction; BEGIN IMMEDIATE takes the writer lock up front so two
         claimers can never interleave."""
-        conn = self._conn()
-        # Threads of one process queue here rather than in SQLite's busy handler, whose sleeps
-        # grow to 100 ms; only other processes contend for the file lock.
-        with self._writer:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        # Every sqlite3 error inside becomes claimq's (the one place the write path maps them;
+        # nothing extra runs on success).
+        try:
+            conn = self._conn()
+            # Threads of one process queue here rather than in SQLite's busy handler, whose
+            # sleeps grow to 100 ms; only other processes contend for the file lock.
+            with self._writer:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction on claimq's own connection, for the caller's business writes
-        together with enqueue(conn=…) or a handler's ctx.complete_in(conn)."""
-        with self._write() as conn:
-            yield conn
+        together with enqueue(conn=…) or a handler's ctx.complete_in(conn). Opening it maps
+        errors like every method; the caller's own statements and the commit raise sqlite3's."""
+        with self._writer:
+            try:
+                conn = self._conn()
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path) from exc
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._all_lock:
@@ -248,18 +274,21 @@ class SQLiteBackend:
                 applied.append(version)
         return applied
 
+    @mapped
     def schema_version(self) -> int:
         try:
             row = self._conn().execute("SELECT max(version) FROM claimq_migrations").fetchone()
-        except sqlite3.OperationalError:
-            return 0
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return 0
+            raise
         return int(row[0] or 0)
 
     def check_schema(self) -> None:
         latest = _MIGRATIONS[-1][0]
         found = self.schema_version()
         if found < latest:
-            raise MigrationError(
+            raise SchemaMissing(
                 f"database schema is at version {found}, claimq needs {latest}: "
                 "run `claimq migrate` (or app.migrate())"
             )
@@ -270,9 +299,27 @@ class SQLiteBackend:
         if conn is not None:
             if not isinstance(conn, sqlite3.Connection):
                 raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
-            return self._insert(conn, jobs, retention)
+            try:
+                return self._insert(conn, jobs, retention)
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path) from exc
         with self._write() as own:
             return self._insert(own, jobs, retention)
+
+    def enqueue_streaming(
+        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
+    ) -> list[int]:
+        """No COPY here (capabilities.copy_streaming is false): checks every job, then
+        enqueues them in one transaction."""
+        return self.enqueue(list(jobs), retention, conn)
+
+    def is_async_connection(self, conn: Any) -> bool:
+        """sqlite3 has no async connections."""
+        return False
+
+    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
+        """Not supported (capabilities.async_connections is false): raises InvalidInput."""
+        raise InvalidInput("an async connection needs a PostgreSQL database")
 
     def _insert(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
@@ -389,7 +436,10 @@ class SQLiteBackend:
         if conn is not None:
             if not isinstance(conn, sqlite3.Connection):
                 raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
-            return self._complete(conn, done)
+            try:
+                return self._complete(conn, done)
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path) from exc
         with self._write() as own:
             return self._complete(own, done)
 
@@ -447,6 +497,7 @@ class SQLiteBackend:
         """Nothing to do: SQLite removes a row's index entries when the row goes."""
         return False
 
+    @mapped
     def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
         params = {"worker_id": worker_id, "held": json.dumps(list(held)), "now": self._time()}
         rows = self._conn().execute(_Q.orphaned, params).fetchall()
@@ -472,8 +523,38 @@ class SQLiteBackend:
                         result.requeued.append(row["id"])
         return result
 
+    # -- the worker's event-loop path and notifications: not on SQLite -------------------------
+
+    async def open_async(self) -> None:
+        """Nothing to open (capabilities.async_settle is false)."""
+
+    async def asettle(
+        self,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None = None,
+    ) -> Settled:
+        """settle() in a thread: SQLite has no async driver."""
+        return await asyncio.to_thread(self.settle, done, failures, claim)
+
+    async def close_async(self) -> None:
+        """Nothing to close."""
+
+    def listen(self) -> Listener:
+        """SQLite has no notifications (capabilities.listen_notify is false): the worker polls."""
+        raise NotImplementedError("SQLite has no LISTEN/NOTIFY; workers poll")
+
+    def wake_workers(self, queues: Sequence[str]) -> None:
+        """Nothing to do: SQLite workers poll."""
+
+    @mapped
+    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = self._conn().execute(sql, tuple(params))
+        return [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+
     # -- operator ------------------------------------------------------------------------------
 
+    @mapped
     def get_job(self, job_id: int) -> Job | None:
         conn = self._conn()
         for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
@@ -482,6 +563,7 @@ class SQLiteBackend:
                 return _row_to_job(row)
         return None
 
+    @mapped
     def list_jobs(
         self,
         table: Table,
@@ -573,6 +655,7 @@ class SQLiteBackend:
             )
         return next(q for q in self.list_queues() if q.name == name)
 
+    @mapped
     def list_queues(self) -> list[QueueInfo]:
         rows = self._conn().execute(_Q.list_queues, {"now": self._time()}).fetchall()
         return [

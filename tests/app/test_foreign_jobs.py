@@ -7,9 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance_support import CallerTransaction
+import pytest
+from app_support import CallerTransaction
 
 from claimq import App
+from claimq.clock import FakeClock
+
+
+@pytest.fixture
+def app(app: App, clock: FakeClock) -> App:
+    """The other program writes its times from the database's own clock: the test's clock
+    moves past them (a minute), so its jobs are due."""
+    clock.advance(60)
+    return app
 
 
 def _insert_sql(app: App, rows: int) -> str:
