@@ -31,7 +31,6 @@ from claimq._worker.isolation import (
 )
 from claimq._worker.outcome import (
     BadPayload,
-    HandlerExit,
     JobCancelled,
     JobTimeout,
     UnknownTask,
@@ -52,6 +51,25 @@ log = logging.getLogger("claimq.worker")
 # Handed to a job's Task when the worker gives it up (shutdown past grace, lease lost): the
 # handler is cancelled; its outcome is not reported.
 _ABANDONED = "claimq: job abandoned"
+_EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+class _Raised:
+    """A handler raised KeyboardInterrupt, SystemExit or GeneratorExit: caught where the handler
+    was called and handed on as a value (GeneratorExit, rethrown through an await, escapes every
+    except clause of the coroutines above it); its job fails, the worker goes on."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _calling(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except _EXITS as exc:
+        return _Raised(exc)
 
 
 class Executor:
@@ -214,6 +232,8 @@ class Executor:
                 result = await self._run_async(flight, task, timeout)
             else:
                 result = await self._run_sync(flight, task, timeout)
+            if type(result) is _Raised:
+                return self._failed(flight, result.exc)
             if flight.timed_out or flight.cancel_requested:
                 # the handler swallowed our cancellation, or its thread returned too late
                 raise self._interrupted(flight)
@@ -247,21 +267,20 @@ class Executor:
             elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
                 exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
             return self._failed(flight, exc)
-        except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
-            # raised by the handler itself: a failure of its job, never an exit of the worker
-            return self._failed(flight, HandlerExit(f"the handler raised {describe(exc)}"))
 
     async def _run_async(self, flight: InFlight, task: Task[Any, Any],
                          timeout: float | None) -> Any:
         args = (self.make_context(flight),) if task.wants_context else ()
-        coro: Coroutine[Any, Any, Any] = task.fn(*args, **flight.job.payload)
-        if timeout is None:
-            return await coro  # most handlers: no timer
-        handle = asyncio.get_running_loop().call_later(timeout, self._time_out, flight)
+        handle = None if timeout is None else asyncio.get_running_loop().call_later(
+            timeout, self._time_out, flight)
         try:
+            coro: Coroutine[Any, Any, Any] = task.fn(*args, **flight.job.payload)
             return await coro
+        except _EXITS as exc:
+            return _Raised(exc)
         finally:
-            handle.cancel()
+            if handle is not None:
+                handle.cancel()
 
     async def _run_sync(self, flight: InFlight, task: Task[Any, Any],
                         timeout: float | None) -> Any:
@@ -277,7 +296,8 @@ class Executor:
             timeout = None  # enforced by killing the child
         else:
             args = (self.make_context(flight),) if task.wants_context else ()
-            call = functools.partial(contextvars.copy_context().run, task.fn, *args, **payload)
+            call = functools.partial(contextvars.copy_context().run, _calling, task.fn, *args,
+                                     **payload)
         future = loop.run_in_executor(self.threads, call)
         handle = None if timeout is None else loop.call_later(timeout, self._time_out, flight)
         try:

@@ -30,11 +30,6 @@ class BadPayload(Exception):  # noqa: N818
     """The stored payload is not a JSON object (written by another client)."""
 
 
-class HandlerExit(Exception):  # noqa: N818
-    """The handler raised KeyboardInterrupt, SystemExit or GeneratorExit: its job failed; the
-    worker goes on."""
-
-
 def describe(error: BaseException) -> str:
     """`Type: message`, even for an exception whose __str__ itself raises."""
     return f"{type(error).__name__}: {_text(error)}"
