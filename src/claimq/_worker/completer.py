@@ -107,7 +107,11 @@ class Completer(Service):
         while batch:
             await self._write_batch(batch)
             if not self._outcomes:
-                return
+                # The jobs this write started run their first step in the loop's next turn;
+                # handlers that finish in it hand in their outcomes before this resumes.
+                await asyncio.sleep(0)
+                if not self._outcomes:
+                    return
             batch = self._take()
 
     async def _write_batch(self, batch: list[Outcome]) -> None:

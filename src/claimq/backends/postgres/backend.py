@@ -37,7 +37,7 @@ from claimq.backends.base import (
 )
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
-from claimq.job import Job, Status
+from claimq.job import Job, Status, new_job
 
 try:
     import psycopg
@@ -66,7 +66,7 @@ RAW_LIBPQ_SETTLE = os.environ.get("CLAIMQ_RAW_LIBPQ_SETTLE", "1") != "0"
 
 
 # settle.sql's columns, in its order: the sync path reads them as tuples too (as the async path
-# does), and each claimed row becomes a Job through _row_to_job by these names.
+# does), and _settle_result unpacks each claimed row in this order.
 _SETTLE_COLUMNS = (
     "completed", "id", "queue", "task", "payload", "tags", "idempotency_key", "priority",
     "attempts", "max_attempts", "claim_token", "lease_until", "updated_at", "run_at",
@@ -101,13 +101,17 @@ def _settle_result(
     # What the statement leaves out is the claim's own: its status and worker, and (started)
     # started_at and heartbeat_at, which equal the claim's time, updated_at.
     status = Status.PROCESSING if claim.start else Status.FETCHED
+    worker_id, start = claim.worker_id, claim.start
     jobs = []
-    for r in rows:
-        row = dict(zip(_SETTLE_COLUMNS, r, strict=True))
-        row["status"], row["worker_id"] = status, claim.worker_id
-        if claim.start:
-            row["started_at"] = row["heartbeat_at"] = row["updated_at"]
-        jobs.append(_row_to_job(row))
+    # By position (_SETTLE_COLUMNS), not through a dict per row: the worker's hot path.
+    for (_, id_, queue, task, payload, tags, key, priority, attempts, max_attempts, token,
+         lease_until, updated_at, run_at, created_at, errors, timeout, retry, _) in rows:
+        payload, tags_, errors_, retry, _result = json_columns(payload, tags, errors, retry, None)
+        started = updated_at if start else None
+        jobs.append(new_job(
+            id_, queue, task, payload, status, priority, attempts, max_attempts, tags_, key,
+            worker_id, None if token is None else str(token), lease_until, started, run_at,
+            created_at, started, updated_at, None, False, timeout, retry, errors_, None, None))
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
@@ -132,7 +136,7 @@ def _row_to_job(row: dict[str, Any]) -> Job:
     payload, tags, errors, retry, result = json_columns(
         row["payload"], row["tags"], get("errors"), get("retry"), get("result"))
     token = get("claim_token")
-    return Job(
+    return new_job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
