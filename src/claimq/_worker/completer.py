@@ -125,8 +125,7 @@ class Completer(Service):
         finally:
             self.registry.unreserve(wanted)
             self._writes -= 1  # before the slots are freed below: the fetcher may claim again
-            for o in batch:
-                self.registry.forget(o.flight)
+            self.registry.forget_all([o.flight for o in batch])
         if settled is not None:
             self.counters.completed(len(settled.completed))
             self.counters.add("retried", len(settled.failed.retried))

@@ -47,7 +47,8 @@ class DB:
 
     async def within_deadline(self, call: Awaitable[T], what: str) -> T:
         try:
-            return await asyncio.wait_for(call, self.deadline)
+            async with asyncio.timeout(self.deadline):  # a timer, not a task per call
+                return await call
         except TimeoutError:
             raise DatabaseUnavailable(
                 f"the database did not answer {what} within {self.deadline:g}s") from None

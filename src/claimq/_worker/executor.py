@@ -190,7 +190,6 @@ class Executor:
                 await asyncio.wait([earlier.task])
             if flight.lost:
                 return
-            flight.started_at = time.monotonic()
             outcome = await self._attempt(flight)
         except asyncio.CancelledError:
             outcome = None

@@ -28,7 +28,6 @@ class InFlight:
     attempt: int
     lease_seconds: float
     lease_deadline: float  # monotonic: past it without a renewal, the lease may be gone
-    started_at: float = 0.0
     running: bool = False  # its handler has started and not yet returned (holds a slot)
     finished: bool = False  # its handler returned; its outcome may still be on its way
     lost: bool = False  # no longer ours: nothing about it may be reported
@@ -130,8 +129,19 @@ class Registry:
         flight.finished = True
         self.handler_done.set()
 
+    def forget_all(self, flights: list[InFlight]) -> None:
+        for flight in flights:
+            self._drop(flight)
+        self.handler_done.set()
+        self.slots_free.set()
+
     def forget(self, flight: InFlight) -> None:
         """Drops the claim: its outcome was written, or it is lost and nothing of it runs."""
+        self._drop(flight)
+        self.handler_done.set()
+        self.slots_free.set()
+
+    def _drop(self, flight: InFlight) -> None:
         if self._claims.get(flight.owned) is flight:
             del self._claims[flight.owned]
         if self._newest.get(flight.job.id) is flight:
@@ -144,5 +154,3 @@ class Registry:
                                   if now - t < GIVEN_UP_FOR}
         flight.running = False
         flight.finished = True
-        self.handler_done.set()
-        self.slots_free.set()
