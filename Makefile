@@ -19,5 +19,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The long soaks (marker `soak`) are left out; their one-round forms run. All of it:
+# `$(BIN)/pytest -q`.
 test: setup lint
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -m "not soak"
