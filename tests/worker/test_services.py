@@ -145,7 +145,7 @@ def fault_app(db_url: str) -> Iterator[App]:
 
 # (method, lease): a lease shorter than the jobs' run, so heartbeats must keep going after
 # the fault for every job to finish on its first attempt.
-FAULTS = [("heartbeat", 0.6), ("reap", 0.6), ("settle", 5.0)]
+FAULTS = [("heartbeat", 0.6), ("reap", 0.6), ("settle", 5.0), ("tidy", 0.6)]
 
 
 @pytest.mark.parametrize(("method", "lease"), FAULTS, ids=[m for m, _ in FAULTS])
@@ -154,7 +154,7 @@ def test_a_fault_in_a_service_is_logged_restarted_and_loses_nothing(
 ) -> None:
     app = fault_app
     real = app.backend
-    if method == "settle" and hasattr(real, "asettle"):
+    if method == "settle" and real.capabilities.async_settle:
         method = "asettle"  # PostgreSQL's worker settles on its event loop
     ids = [app.enqueue("svc.sleepy", {"seconds": 1.2}) for _ in range(6)]
     faulty = FaultOnce(real, method, DatabaseError("injected fault"))
@@ -173,7 +173,8 @@ def test_a_fault_in_a_service_is_logged_restarted_and_loses_nothing(
     assert all(j.attempts == 1 for j in jobs), [(j.id, j.attempts) for j in jobs]
     assert not dead(app) and not live(app)
     assert counters.get("lease_lost", 0) == 0 and counters.get("reaped", 0) == 0, counters
-    said = [r for r in caplog.records if r.exc_info and "injected fault" in str(r.exc_info[1])]
+    said = [r for r in caplog.records if "injected fault" in r.getMessage()
+            or (r.exc_info and "injected fault" in str(r.exc_info[1]))]
     assert said, f"nothing logged the injected fault in {method}"
 
 
@@ -186,3 +187,42 @@ def test_schema_gone_stops_the_worker_non_zero(fault_app: App) -> None:
     with pytest.raises(WorkerFailed, match="tables are gone"):
         asyncio.run(asyncio.wait_for(worker.arun(install_signals=False), 60))
     app._backend = real
+
+
+@pytest.mark.postgres
+def test_a_listener_that_fails_reconnects_and_says_so(
+    pg_base_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The listener (PostgreSQL LISTEN) fails once: it says so and listens again; a job
+    enqueued afterwards wakes the worker (polling stays the fallback meanwhile)."""
+    import uuid
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    app = App(f"{pg_base_url}?schema={schema}")
+    try:
+        app.migrate()
+
+        @app.task(name="svc.quick")
+        async def quick() -> str:
+            return "ok"
+
+        real = app.backend
+        faulty = FaultOnce(real, "listen", DatabaseError("injected fault"))
+        app._backend = faulty  # type: ignore[assignment]
+        worker = Worker(app, concurrency=2, lease=5.0, poll_interval=0.2)
+        with caplog.at_level(logging.INFO, logger="claimq.worker"):
+            stop = _run_in_thread(worker)
+            try:
+                assert faulty.injected.wait(30), "listen was never called"
+                job_id = app.enqueue("svc.quick", {})
+                wait_until(lambda: [j.id for j in archived(app)] == [job_id], 30,
+                           "the job archived")
+            finally:
+                counters = stop()
+        app._backend = real
+        assert counters.get("completed") == 1, counters
+        assert any("injected fault" in r.getMessage() for r in caplog.records
+                   if getattr(r, "event", None) == "listener.reconnecting")
+    finally:
+        app.backend.run_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        app.close()

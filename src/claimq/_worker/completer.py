@@ -127,6 +127,10 @@ class Completer(Service):
             self._writes -= 1  # before the slots are freed below: the fetcher may claim again
             self.registry.forget_all([o.flight for o in batch])
         if settled is not None:
+            if settled.completed and log.isEnabledFor(logging.DEBUG):
+                for job_id in sorted(settled.completed):
+                    log.debug("job.succeeded: job %s", job_id,
+                              extra={"event": "job.succeeded", "job_id": job_id})
             self.counters.completed(len(settled.completed))
             self.counters.add("retried", len(settled.failed.retried))
             self.counters.add("dead", len(settled.failed.dead))

@@ -133,6 +133,11 @@ class Executor:
             # stay with its job)
             flight.task = loop.create_task(self._run(flight, earlier))
         self.counters.add("started", len(flights))
+        if log.isEnabledFor(logging.DEBUG):  # per-job lines only when asked for
+            for flight, _ in flights:
+                log.debug("job.started: job %s (%s) attempt %s", flight.job.id, flight.job.task,
+                          flight.attempt, extra={"event": "job.started",
+                                                 "job_id": flight.job.id})
 
     def abandon(self, flight: InFlight, why: str, *, cancel: bool = True) -> None:
         """Gives a claim up without reporting anything: someone else owns the job now (or

@@ -57,7 +57,9 @@ class Listener(Service):
                         elif self.wanted is None or note.payload in self.wanted:
                             loop.call_soon_threadsafe(self.wake)
             except Exception as exc:  # noqa: BLE001 - any failure: reconnect after a pause
-                log.debug("listener reconnecting after: %s", exc)
+                # Polling goes on meanwhile: a lost listener costs latency, never a job.
+                log.warning("listener.reconnecting: LISTEN failed (%r); reconnecting in %.1fs",
+                            exc, delay, extra={"event": "listener.reconnecting"})
                 self._stop.wait(delay)
                 delay = min(delay * 2, 5.0)
             finally:
