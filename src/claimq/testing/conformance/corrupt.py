@@ -21,12 +21,19 @@ WRONG_SHAPE = {"errors": '{"not": "a list"}', "tags": '{"not": "a list"}',
                "retry": "[1, 2]"}
 
 
-def _store(subject: Subject, job_id: int, column: str, text: str) -> None:
+def _store(subject: Subject, job_id: int, column: str, text: str) -> bool:
+    """Writes `text` into the job's column behind claimq's back. False when the database itself
+    refuses it (jsonb, text[] or a CHECK): then the job must read back as it was."""
     store = subject.factory.store_json
     if store is None:
         pytest.skip("the backend's factory gives no store_json")
-    if not store(subject.backend, job_id, column, text):
-        pytest.skip(f"this database cannot hold {text!r} in {column}")
+    before = subject.job(job_id)
+    if store(subject.backend, job_id, column, text):
+        return True
+    after = subject.job(job_id)
+    assert after == before and not isinstance(after.payload, CorruptRow), (
+        f"the database refused {text!r} in {column}, yet the job changed: {after}")
+    return False
 
 
 def _cases() -> list[tuple[str, str]]:
@@ -49,7 +56,8 @@ class TestCorruptRows:
         column, text = case
         bad = subject.enqueue(payload={"ok": False}, queue="q", retry={"base": 1.0})
         good = subject.enqueue(payload={"ok": True}, queue="q")
-        _store(subject, bad, column, text)
+        if not _store(subject, bad, column, text):
+            return  # the database keeps such a value out by itself
         payload = subject.job(bad).payload
         assert isinstance(payload, CorruptRow) and column in payload, payload
         listed = {j.id: j for j in subject.jobs("live")}
@@ -76,7 +84,8 @@ class TestCorruptRows:
     ) -> None:
         job = subject.running()
         subject.complete(job, '{"fine": 1}')
-        _store(subject, job.id, "result", text)
+        if not _store(subject, job.id, "result", text):
+            return
         stored = subject.job(job.id)
         assert stored.status == Status.SUCCEEDED and stored.result is None
         assert isinstance(stored.payload, CorruptRow) and "result" in stored.payload
@@ -85,7 +94,8 @@ class TestCorruptRows:
 
     def test_a_corrupt_history_can_still_be_appended_to(self, subject: Subject) -> None:
         job_id = subject.enqueue(queue="q", max_attempts=5)
-        _store(subject, job_id, "errors", UNREADABLE["beyond_64_bits"])
+        if not _store(subject, job_id, "errors", UNREADABLE["beyond_64_bits"]):
+            return
         [job] = subject.claim(queues=["q"], start=True)
         assert subject.backend.fail([failure(job, delay=0, message="again")]).retried == {job_id}
         # The entry landed: as the history's last entry, or (where the database kept the
@@ -97,7 +107,7 @@ class TestCorruptRows:
         job_id = subject.enqueue(queue="q")
         text = ('{"max": 18446744073709551615, "min": -9223372036854775808, '
                 '"digits": "123456789012345678901234567890", "f": 1.5e300, "g": 1e20}')
-        _store(subject, job_id, "payload", text)
+        assert _store(subject, job_id, "payload", text), "valid JSON must be storable"
         assert subject.job(job_id).payload == {
             "max": 2**64 - 1, "min": -(2**63), "digits": "123456789012345678901234567890",
             "f": 1.5e300, "g": 1e20}
