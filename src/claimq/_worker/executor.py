@@ -16,7 +16,7 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from claimq import _validate
@@ -233,7 +233,17 @@ class Executor:
                         f"payload is a {type(job.payload).__name__}, not a JSON object")
             timeout = _timeout(job, task)
             if task.is_async:
-                result = await self._run_async(flight, task, timeout)
+                # Awaited here, in this frame (not a helper coroutine: one per job is enough)
+                args = (self.make_context(flight),) if task.wants_context else ()
+                handle = None if timeout is None else asyncio.get_running_loop().call_later(
+                    timeout, self._time_out, flight)
+                try:
+                    result = await task.fn(*args, **job.payload)
+                except _EXITS as exc:
+                    result = _Raised(exc)
+                finally:
+                    if handle is not None:
+                        handle.cancel()
             else:
                 result = await self._run_sync(flight, task, timeout)
             if type(result) is _Raised:
@@ -271,20 +281,6 @@ class Executor:
             elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
                 exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
             return self._failed(flight, exc)
-
-    async def _run_async(self, flight: InFlight, task: Task[Any, Any],
-                         timeout: float | None) -> Any:
-        args = (self.make_context(flight),) if task.wants_context else ()
-        handle = None if timeout is None else asyncio.get_running_loop().call_later(
-            timeout, self._time_out, flight)
-        try:
-            coro: Coroutine[Any, Any, Any] = task.fn(*args, **flight.job.payload)
-            return await coro
-        except _EXITS as exc:
-            return _Raised(exc)
-        finally:
-            if handle is not None:
-                handle.cancel()
 
     async def _run_sync(self, flight: InFlight, task: Task[Any, Any],
                         timeout: float | None) -> Any:
