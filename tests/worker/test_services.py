@@ -226,3 +226,58 @@ def test_a_listener_that_fails_reconnects_and_says_so(
     finally:
         app.backend.run_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         app.close()
+
+
+def test_a_claim_answered_after_a_newer_claim_of_the_same_job_is_not_started(
+    db_url: str,
+) -> None:
+    """Two writes in flight, each claiming: the database gave a job out to the first, its lease
+    ran out (a blocked event loop), the reaper requeued it and the second write claimed it
+    again. When the second write's answer is handled first, the first claim is stale and must
+    not run (it would run on a token the database no longer knows)."""
+    from claimq._worker.claims import Claims
+    from claimq._worker.completer import Completer
+    from claimq._worker.dbcall import DB
+    from claimq._worker.executor import Executor
+    from claimq._worker.inflight import Counters, Registry
+    from claimq.clock import FakeClock
+
+    clock = FakeClock()
+    app = App(db_url, clock=clock)
+    app.migrate()
+
+    @app.task(name="svc.never")
+    async def never() -> None:
+        await asyncio.sleep(60)
+
+    job_id = app.enqueue("svc.never", {})
+    [first] = app.claim("w", limit=1, start=True)
+    clock.advance(120)
+    assert app.reap().requeued == [job_id]
+    [second] = app.claim("w", limit=1, start=True)
+    assert (first.attempts, second.attempts) == (1, 2)
+
+    async def main() -> tuple[Registry, Counters]:
+        counters = Counters()
+        registry = Registry(4, counters)
+        db = DB()
+        claims = Claims(app.backend, db, registry, counters, worker_id="w", queues=None,
+                        lease=None, batch=4, on_loop=False, stopping=lambda: False)
+        completer = Completer(app.backend, db, registry, counters, claims)
+        executor = Executor(app, app.backend, db, registry, counters, completer,
+                            worker_id="w", lease=None, default_lease=30.0, concurrency=4,
+                            make_context=lambda f: None)
+        await executor.start([second])  # the newer answer first
+        await executor.start([first])  # then the stale one
+        held = registry.held()
+        assert [f.owned.token for f in held] == [second.claim_token]
+        for f in list(registry):
+            assert f.task is not None
+            f.task.cancel()
+        await asyncio.sleep(0)
+        db.close()
+        return registry, counters
+
+    registry, counters = asyncio.run(main())
+    app.close()
+    assert counters.get("lease_lost") == 1 and counters.get("started") == 1

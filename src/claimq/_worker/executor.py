@@ -17,6 +17,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from claimq import _validate
@@ -52,6 +53,7 @@ log = logging.getLogger("claimq.worker")
 # handler is cancelled; its outcome is not reported.
 _ABANDONED = "claimq: job abandoned"
 _EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+_EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
 class _Raised:
@@ -115,6 +117,15 @@ class Executor:
             if (job.lease_until, job.updated_at) != seen:  # one claim: the same for every job
                 seen = (job.lease_until, job.updated_at)
                 lease_len = _lease_length(job, self.lease or self.default_lease)
+            held = self.registry.newest(job.id)
+            if held is not None and _newer(held.job, job):
+                # Two writes were in flight and this answer came last, though the database has
+                # given the job out again since (to the claim we hold): this claim is stale.
+                self.counters.add("lease_lost")
+                log.warning("lease.lost: job %s: a claim answered late, after a newer claim of "
+                            "it; not started", job.id,
+                            extra={"event": "lease.lost", "job_id": job.id})
+                continue
             flight = InFlight(job, Owned(job.id, job.claim_token or ""), job.attempts,
                               lease_len, now + lease_len)
             earlier = self.registry.add(flight)
@@ -344,6 +355,12 @@ class Executor:
                      flight.attempt, describe(exc),
                      extra={"event": "job.failed", "job_id": flight.job.id})
         return Outcome(flight, failure=failure)
+
+
+def _newer(a: Job, b: Job) -> bool:
+    """Whether claim `a` of a job was made after claim `b` of it (a start counts an attempt;
+    within one attempt number, after a release, the claim's time tells)."""
+    return (a.attempts, a.updated_at or _EPOCH) > (b.attempts, b.updated_at or _EPOCH)
 
 
 def _lease_length(job: Job, fallback: float) -> float:
