@@ -37,7 +37,7 @@ from claimq.backends.base import (
 )
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
-from claimq.job import Job, Status, new_job
+from claimq.job import Job, Status
 
 try:
     import psycopg
@@ -108,7 +108,7 @@ def _settle_result(
          lease_until, updated_at, run_at, created_at, errors, timeout, retry, _) in rows:
         payload, tags_, errors_, retry, _result = json_columns(payload, tags, errors, retry, None)
         started = updated_at if start else None
-        jobs.append(new_job(
+        jobs.append(Job(
             id_, queue, task, payload, status, priority, attempts, max_attempts, tags_, key,
             worker_id, None if token is None else str(token), lease_until, started, run_at,
             created_at, started, updated_at, None, False, timeout, retry, errors_, None, None))
@@ -136,7 +136,7 @@ def _row_to_job(row: dict[str, Any]) -> Job:
     payload, tags, errors, retry, result = json_columns(
         row["payload"], row["tags"], get("errors"), get("retry"), get("result"))
     token = get("claim_token")
-    return new_job(
+    return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],

@@ -36,7 +36,7 @@ from claimq.backends.base import (
 from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import InvalidInput, MigrationError, SchemaMissing
-from claimq.job import CorruptRow, DeadReason, Job, Status, new_job
+from claimq.job import CorruptRow, DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
@@ -111,7 +111,7 @@ def _row_to_job(row: sqlite3.Row) -> Job:
         note = "; ".join(corrupt)
         payload = CorruptRow(f"{payload}; {note}" if isinstance(payload, CorruptRow)
                              else f"job row is corrupt: {note}")
-    return new_job(
+    return Job(
         id=row["id"],
         queue=row["queue"],
         task=row["task"],
