@@ -62,13 +62,16 @@ def _app_of(ctx: JobContext) -> App:
 
 
 def recorded_async(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """Records the run (start, then end with how it ended) around an async handler; the start
-    is written before anything suspends."""
+    """Records the run (start, then end with how it ended) around an async handler, before its
+    body runs and after it ended. The records go through a thread, as an async handler's
+    blocking database calls should: run_started takes a row lock (FOR SHARE) on the job, and
+    waiting for a row lock on the event loop can wait on a statement of the worker's own that
+    only the (then blocked) event loop can finish."""
 
     @functools.wraps(fn)
     async def handler(ctx: JobContext, **payload: Any) -> Any:
         the_app = _app_of(ctx)
-        run_id = biz.run_started(the_app, ctx)
+        run_id = await asyncio.to_thread(biz.run_started, the_app, ctx)
         mark(ctx, "run-started")
         outcome = "raised"
         try:
@@ -76,7 +79,7 @@ def recorded_async(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
             outcome = "returned"
             return result
         finally:
-            biz.run_ended(the_app, run_id, outcome)
+            await asyncio.shield(asyncio.to_thread(biz.run_ended, the_app, run_id, outcome))
             mark(ctx, "run-ended", outcome=outcome)
 
     return handler
