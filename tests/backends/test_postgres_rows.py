@@ -64,3 +64,36 @@ def test_the_async_claim_returns_a_batch_holding_an_unreadable_payload(pg_app: A
     assert isinstance(jobs[ids[1]].payload, CorruptRow)  # type: ignore[attr-defined]
     assert "payload" in jobs[ids[1]].payload  # type: ignore[attr-defined]
     assert jobs[ids[0]].payload == {"n": 0}  # type: ignore[attr-defined]
+
+
+def test_the_async_claim_of_a_limited_queue_survives_the_server_losing_its_statement(
+        pg_app: App) -> None:
+    """A max_workers queue claims inside a transaction (lock_limited_queues, then settle.sql):
+    when the server has lost the prepared settle statement (DEALLOCATE ALL, a pooler), the
+    failed run aborts that transaction; the claim runs the transaction again rather than fail
+    with 'current transaction is aborted' (as it did in CI, dropping outcomes)."""
+    pg_app.configure_queue("q", max_workers=2)
+    ids = pg_app.enqueue_many([{"task": "t", "queue": "q", "payload": {"n": i}}
+                               for i in range(4)])
+    backend = pg_app.backend
+
+    async def claim_twice() -> tuple[list[int], list[int]]:
+        await backend.open_async()  # type: ignore[attr-defined]
+        try:
+            first = await backend.asettle(  # type: ignore[attr-defined]
+                [], [], ClaimRequest("w", ["q"], 1, 30.0, True))
+            kept = backend._async_pools[asyncio.get_running_loop()]  # type: ignore[attr-defined]
+            for conn, _ in kept._idle:
+                await conn.execute("DEALLOCATE ALL")
+            second = await backend.asettle(  # type: ignore[attr-defined]
+                [], [], ClaimRequest("w", ["q"], 1, 30.0, True))  # the same statement
+            third = await backend.asettle(  # type: ignore[attr-defined]
+                [], [], ClaimRequest("w", ["q"], 1, 30.0, True))
+            return ([j.id for j in first.claimed],
+                    [j.id for j in (*second.claimed, *third.claimed)])
+        finally:
+            await backend.close_async()  # type: ignore[attr-defined]
+
+    first, second = asyncio.run(claim_twice())
+    assert len(first) == 1 and len(second) == 1  # max_workers=2 holds: the third gets none
+    assert set(first + second) <= set(ids)

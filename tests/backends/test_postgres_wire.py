@@ -99,6 +99,51 @@ def test_statement_lost_by_the_server_is_prepared_again(pg_base_url: str) -> Non
     on_connection(pg_base_url, body)
 
 
+def test_statement_lost_inside_a_transaction_is_reported_not_retried_in_the_aborted_one(
+        pg_base_url: str) -> None:
+    """Inside a transaction block the failed EXECUTE aborts the transaction, so preparing again
+    there can only fail with 'current transaction is aborted' (seen in CI). The statement must
+    raise the server's own error, forget the name, and work again in the next transaction."""
+    async def body(c: Any) -> None:
+        s = Statement("SELECT %(x)s::int * 2")
+        assert await s.rows(c, {"x": 2}) == [(4,)]
+        await c.execute("DEALLOCATE ALL")
+        with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+            async with c.transaction():
+                await s.rows(c, {"x": 3})
+        async with c.transaction():
+            assert await s.rows(c, {"x": 4}) == [(8,)]
+
+    on_connection(pg_base_url, body)
+
+
+def test_a_rolled_back_transaction_does_not_take_the_statement_with_it(pg_base_url: str) -> None:
+    """psycopg answers a rollback with DEALLOCATE ALL once it has prepared statements of its
+    own; the worker's connections leave psycopg's preparing off so the settle statement, which
+    this module prepares, survives any rollback on them."""
+    from claimq.backends.postgres.backend import ASYNC_CONNECTION_KWARGS
+
+    async def go() -> None:
+        c = await psycopg.AsyncConnection.connect(pg_base_url, **ASYNC_CONNECTION_KWARGS)
+        await _configure_async(c)
+        try:
+            s = Statement("SELECT %(x)s::int * 2")
+            assert await s.rows(c, {"x": 1}) == [(2,)]
+            for _ in range(10):  # past psycopg's prepare threshold, had it one
+                await c.execute("SELECT 1 WHERE %s::int > 0", (1,))
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                async with c.transaction():
+                    await c.execute("SELECT 1 / 0")
+            listed = await (await c.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE name = %s",
+                (s.name.decode(),))).fetchone()
+            assert listed is not None and listed["count"] == 1
+        finally:
+            await c.close()
+
+    run(go())
+
+
 def test_missing_parameter_is_an_error_before_anything_is_sent(pg_base_url: str) -> None:
     async def body(c: Any) -> None:
         with pytest.raises(KeyError):

@@ -112,10 +112,13 @@ class Statement:
                 await self._prepare(conn.pgconn, state)
             conn.pgconn.send_query_prepared(self.name, values, result_format=pq.Format.BINARY)
             result = await _result(conn.pgconn)
-            if (result.status != pq.ExecStatus.TUPLES_OK and attempt == 1
+            if (result.status != pq.ExecStatus.TUPLES_OK
                     and result.error_field(pq.DiagnosticField.SQLSTATE) in _REPREPARE):
                 state.prepared.discard(self.name)
-                continue
+                # In a transaction block the failure aborted the transaction: preparing again
+                # there can only fail. The caller retries the whole transaction (is_stale).
+                if attempt == 1 and conn.pgconn.transaction_status == pq.TransactionStatus.IDLE:
+                    continue
             _check(result, state.encoding, pq.ExecStatus.TUPLES_OK)
             state.loader.set_pgresult(result)
             return state.loader.load_rows(0, result.ntuples, tuple)  # type: ignore[no-any-return]
@@ -131,6 +134,12 @@ class Statement:
             result = await _result(pgconn)
         _check(result, state.encoding, pq.ExecStatus.COMMAND_OK)
         state.prepared.add(self.name)
+
+
+def is_stale(exc: BaseException) -> bool:
+    """Whether `exc` is a prepared statement the server no longer has (or cannot run as
+    prepared) raised inside a transaction block: running the transaction again will do."""
+    return getattr(exc, "sqlstate", None) in {code.decode() for code in _REPREPARE}
 
 
 @dataclass(eq=False)

@@ -46,7 +46,7 @@ try:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
     from claimq.backends.postgres._errors import translate
-    from claimq.backends.postgres._wire import KeptConnections, Statement
+    from claimq.backends.postgres._wire import KeptConnections, Statement, is_stale
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ClaimqError(
         "PostgreSQL support needs the postgres extra: pip install 'claimq[postgres]'"
@@ -179,6 +179,14 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     # Timestamps come back in UTC (the same instants): psycopg's fast path, while a zone such as
     # 'Etc/UTC' or a local one costs a zoneinfo conversion per value, a third of a claim's rows.
     conn.execute("SET TimeZone TO 'UTC'")
+
+
+# The worker's async connections. psycopg's own preparing stays off: once it has prepared a
+# statement, any rollback on the connection makes it send DEALLOCATE ALL, which takes the settle
+# statement _wire.py prepared with it (an aborted transaction in CI, and lost outcomes).
+ASYNC_CONNECTION_KWARGS: dict[str, Any] = {
+    "autocommit": True, "row_factory": dict_row, "prepare_threshold": None,
+}
 
 
 async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -708,7 +716,7 @@ class PostgresBackend:
             self.conninfo,
             min_size=1,
             max_size=4,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs=ASYNC_CONNECTION_KWARGS,
             configure=_configure_async,
             open=False,
             reconnect_timeout=60,
@@ -755,10 +763,17 @@ class PostgresBackend:
             if not params["limit"] or not await self._limited_queues_async(conn, params):
                 rows = await self._settle_rows(conn, statement, params)
             else:
-                async with conn.transaction():
-                    cur = await conn.execute(self._q.lock_limited_queues, params)
-                    params["limited"] = _texts(r["name"] for r in await cur.fetchall())
-                    rows = await self._settle_rows(conn, statement, params)
+                for attempt in (1, 2):
+                    try:
+                        async with conn.transaction():
+                            cur = await conn.execute(self._q.lock_limited_queues, params)
+                            params["limited"] = _texts(r["name"] for r in await cur.fetchall())
+                            rows = await self._settle_rows(conn, statement, params)
+                        break
+                    except psycopg.Error as exc:
+                        # rolled back whole: the statement, prepared again, runs once more
+                        if attempt == 2 or not is_stale(exc):
+                            raise
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
 
