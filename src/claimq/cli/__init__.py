@@ -1281,3 +1281,6 @@ def dead_purge(
 
 
 __all__ = ["OPTIONAL_COMMANDS", "CliError", "main"]
+
+# Nouns that live in modules of their own register their commands on `main` when imported (one
+# line each, below; keep them last: they import from this module).
