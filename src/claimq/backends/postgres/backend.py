@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -347,6 +348,12 @@ class PostgresBackend:
         self, url: str, *, pool_size: int | None = None, clock: Clock | None = None
     ) -> None:
         parsed = parse_postgres_url(url, pool_size=pool_size)
+        self.pooler = parsed.pooler
+        # Behind a transaction-mode pooler each transaction may run on another server session:
+        # nothing prepared by name (psycopg's nor _wire's) and no LISTEN (the worker polls).
+        self._session_free = parsed.pooler == "transaction"
+        if self._session_free:
+            self.capabilities = replace(self.capabilities, listen_notify=False)
         self.schema = parsed.schema
         self.pool_size = parsed.pool_size
         self.url = url
@@ -369,14 +376,17 @@ class PostgresBackend:
             self.conninfo,
             min_size=1,
             max_size=self.pool_size,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs=self._connection_kwargs({"autocommit": True, "row_factory": dict_row}),
             configure=_configure,
             open=False,
             reconnect_timeout=60,
         )
         self._reached = False
         self._reach_lock = threading.Lock()
-        self.raw_libpq_settle = RAW_LIBPQ_SETTLE
+        self.raw_libpq_settle = RAW_LIBPQ_SETTLE and not self._session_free
+
+    def _connection_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {**kwargs, "prepare_threshold": None} if self._session_free else kwargs
 
     def _reach(self) -> None:
         """First contact: one plain connection, so that a database that does not exist, a
@@ -449,37 +459,30 @@ class PostgresBackend:
     # -- migrations ----------------------------------------------------------------------------
 
     def migrate(self) -> list[int]:
+        """Applies the missing migrations in one transaction: all of them or none. A
+        transaction-scoped advisory lock makes concurrent migrate() calls run one after another
+        (a session lock would outlive its transaction's server session behind a pooler)."""
         applied: list[int] = []
-        with self._conn() as conn:
-            # A session advisory lock makes concurrent migrate() calls run one after another.
-            conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
-            try:
-                with conn.transaction():
-                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-                    conn.execute(
-                        f"CREATE TABLE IF NOT EXISTS {self.schema}.migrations ("
-                        " version integer PRIMARY KEY, name text NOT NULL,"
-                        " applied_at timestamptz NOT NULL DEFAULT now())"
-                    )
-                done = {
-                    r["version"]
-                    for r in conn.execute(f"SELECT version FROM {self.schema}.migrations")
-                }
-                for version, name, text in load_migrations(
-                    "claimq.backends.postgres", self.schema
-                ):
-                    if version in done:
-                        continue
-                    with conn.transaction():
-                        conn.execute(text.encode())
-                        conn.execute(
-                            f"INSERT INTO {self.schema}.migrations (version, name)"
-                            " VALUES (%s, %s)",
-                            (version, name),
-                        )
-                    applied.append(version)
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.schema}.migrations ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {
+                r["version"] for r in conn.execute(f"SELECT version FROM {self.schema}.migrations")
+            }
+            for version, name, text in load_migrations("claimq.backends.postgres", self.schema):
+                if version in done:
+                    continue
+                conn.execute(text.encode())
+                conn.execute(
+                    f"INSERT INTO {self.schema}.migrations (version, name) VALUES (%s, %s)",
+                    (version, name),
+                )
+                applied.append(version)
         return applied
 
     def schema_version(self) -> int:
@@ -716,7 +719,7 @@ class PostgresBackend:
             self.conninfo,
             min_size=1,
             max_size=4,
-            kwargs=ASYNC_CONNECTION_KWARGS,
+            kwargs=self._connection_kwargs(ASYNC_CONNECTION_KWARGS),
             configure=_configure_async,
             open=False,
             reconnect_timeout=60,
