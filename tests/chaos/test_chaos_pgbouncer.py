@@ -10,15 +10,21 @@ owners, no stale write, each business effect once, every acknowledged enqueue pr
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 
 import chaos_biz as biz
 import pytest
-from chaos_harness import ARCHIVE, Sampler, check_invariants, drop_schema, finished_ids, live
+from chaos_harness import (
+    ARCHIVE,
+    Feeder,
+    Sampler,
+    check_invariants,
+    drop_schema,
+    finished_ids,
+    live,
+)
 from pgbouncer import PgBouncer, require_pgbouncer
-from pgcluster import through_outage
 
 from claimq import App
 
@@ -44,25 +50,11 @@ def test_workers_and_producer_through_pgbouncer_restarted(
         try:
             producer.migrate()  # through PgBouncer too
             biz.create_tables(direct)
-            acknowledged: list[int] = []
-            feeding = threading.Event()
-            feeding.set()
-
-            def feed() -> None:
-                n = 0
-                while feeding.is_set():
-                    batch = [{"task": "chaos.work",
-                              "payload": {"n": n + i, "mode": ("atomic", "separate")[i % 2],
-                                          "sleep": 0.3 if i % 5 == 0 else 0.0}}
-                             for i in range(10)]
-                    acknowledged.extend(through_outage(lambda b=batch: producer.enqueue_many(b)))
-                    n += 10
-                    time.sleep(0.1)
-
             workers = [spawn(url, **OPTIONS) for _ in range(2)]
             for w in workers:
                 w.wait_started()
-            feeder = threading.Thread(target=feed, daemon=True)
+            feeder = Feeder(producer, slow=0.3, every=0.1)
+            acknowledged = feeder.ids
             sampler = Sampler(direct)
             feeder.start()
             sampler.start()
@@ -73,8 +65,7 @@ def test_workers_and_producer_through_pgbouncer_restarted(
             for _ in range(2):
                 bouncer.restart(down_for=0.5)
                 time.sleep(1.5)
-            feeding.clear()
-            feeder.join(60)
+            feeder.stop()
 
             deadline = time.monotonic() + 60
             while not set(acknowledged) <= finished_ids(direct):
