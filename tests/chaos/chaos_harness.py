@@ -372,3 +372,13 @@ class Feeder(threading.Thread):
     def stop(self) -> None:
         self.feeding.clear()
         self.join(60)
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most intervals open at one moment."""
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    depth = best = 0
+    for _, step in events:
+        depth += step
+        best = max(best, depth)
+    return best
