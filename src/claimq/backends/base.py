@@ -112,6 +112,33 @@ class QueueInfo:
     dead: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    """Which jobs find_jobs() returns: every field that is not None must match. `status` is a
+    live job's status, or a dead letter's reason; `tag` one of the job's tags; `text` a
+    lower-case substring of the payload's or the attempt history's JSON text."""
+
+    queue: str | None = None
+    task: str | None = None
+    status: str | None = None
+    tag: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One recorded operator action: who (`actor`), what (`action`, on `target`), its
+    `detail` (the filter, the ids asked for, the new value) and how many rows it changed."""
+
+    id: int
+    at: datetime | None
+    actor: str
+    action: str
+    target: str
+    detail: dict[str, Any]
+    affected: int
+
+
 CancelOutcome = Literal["cancelled", "cancel_requested", "finished", "not_found"]
 
 
@@ -254,6 +281,27 @@ class Backend(Protocol):
         limit: int = 100,
         offset: int = 0,
     ) -> list[Job]: ...
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        """Jobs of `table` matching `where`, newest id first, with ids below `before` (keyset
+        paging: pass the last id of one page to get the next)."""
+        ...
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        """Deletes exactly these jobs from archive or dead letters; the ids it deleted."""
+        ...
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        """Pending jobs among `ids` that wait for a later run_at (a retry's backoff, a schedule)
+        become due now; the ids it changed."""
+        ...
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        """Appends one operator action to the audit table; its id."""
+        ...
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        """Audit entries, newest first, with ids below `before`."""
+        ...
     def cancel(self, job_id: int) -> CancelOutcome: ...
     def resurrect(
         self, job_id: int, payload_json: str | None = None, priority: int | None = None
