@@ -38,7 +38,13 @@ from claimq.backends.base import (
     Table,
 )
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
+from claimq.errors import (
+    ClaimqError,
+    DatabaseError,
+    DatabaseUnavailable,
+    InvalidInput,
+    SchemaMissing,
+)
 from claimq.job import Job, Status
 
 try:
@@ -956,7 +962,9 @@ class PostgresBackend:
                   "detail": detail_json, "affected": affected}
         with self._conn() as conn:
             row = conn.execute(self._q.record_audit, params).fetchone()
-            return int(row["id"])
+        if row is None:
+            raise DatabaseError("the audit insert returned no row")
+        return int(row["id"])
 
     def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
         with self._conn() as conn:
