@@ -131,6 +131,7 @@ def test_sign_in_sets_a_strict_http_only_cookie(app: App, client: TestClient) ->
     signed = client.post("/api/login", json={"token": ADMIN})
     cookie = signed.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
+    assert ADMIN.lower() not in cookie  # the browser keeps a session value, not the token
     assert client.get("/api/me").json()["role"] == "admin"
     app.configure_queue("q")
     without_csrf = client.post("/api/queues/q", json={"action": "pause"})
@@ -185,7 +186,7 @@ def test_bulk_acts_on_exactly_the_previewed_set(app: App, client: TestClient) ->
     assert again["affected"] == 0  # they are no longer dead letters: nothing else changes
 
 
-def test_bulk_purge_cancel_and_retry(app: App, client: TestClient) -> None:
+def test_bulk_purge_cancel_and_run_now(app: App, client: TestClient) -> None:
     headers = admin(client)
     dead = dead_letters(app, 3, queue="p")
 
@@ -199,7 +200,7 @@ def test_bulk_purge_cancel_and_retry(app: App, client: TestClient) -> None:
     assert app.list_jobs("dead", queue="p") == [] and all(
         _missing(app, i) for i in dead)
     waiting = [app.enqueue("t", queue="c", delay=3600) for _ in range(2)]
-    assert sorted(run("live", "retry", {"queue": "c"})["ids"]) == sorted(waiting)
+    assert sorted(run("live", "run_now", {"queue": "c"})["ids"]) == sorted(waiting)
     assert all(j.run_at is not None and j.run_at <= app.backend.now()
                for j in app.list_jobs("live", queue="c"))
     assert run("live", "cancel", {"queue": "c"})["affected"] == 2
@@ -276,3 +277,33 @@ def test_metrics_and_workers_come_from_the_app_when_it_has_them(db_url: str) -> 
     finally:
         plain.close()
         observed.close()
+
+
+def test_mounted_under_a_path_of_another_app(app: App) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    app.configure_queue("m")
+    outer = Starlette(routes=[Mount("/ops/claimq", app=create_app(app, admin_token=ADMIN))])
+    with TestClient(outer) as c:
+        assert c.get("/ops/claimq", follow_redirects=False).status_code in (307, 308)
+        assert "static/app.js" in c.get("/ops/claimq/").text
+        assert c.get("/ops/claimq/static/chart.min.js").status_code == 200
+        signed = c.post("/ops/claimq/api/login", json={"token": ADMIN})
+        assert "path=/ops/claimq/" in signed.headers["set-cookie"].lower()
+        assert c.get("/ops/claimq/api/me").json()["role"] == "admin"
+        paused = c.post("/ops/claimq/api/queues/m", json={"action": "pause"},
+                        headers={"x-claimq-csrf": signed.json()["csrf"]})
+        assert paused.json()["state"] == "paused"
+
+
+def test_a_waiting_job_runs_now_and_a_finished_one_is_left(app: App, client: TestClient) -> None:
+    waiting = app.enqueue("t", queue="w", delay=3600)
+    headers = admin(client)
+    assert client.post(f"/api/jobs/{waiting}/run_now", headers=headers).json()["affected"] == 1
+    assert app.find_jobs("live", queue="w")[0].run_at <= app.backend.now()
+    again = client.post(f"/api/jobs/{waiting}/run_now", headers=headers).json()
+    assert again["affected"] == 0
+    assert client.post("/api/jobs/987654/cancel", headers=headers).status_code == 404
+    entries = app.backend.list_audit(None, 10)
+    assert [(e.action, e.affected) for e in entries] == [("run_now", 0), ("run_now", 1)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -131,7 +132,7 @@ def create_app(
         if caller is None:
             return _error("unknown token", 401)
         response = _json({"role": caller.role, "csrf": guard.csrf_token(caller)})
-        response.set_cookie(COOKIE, caller.secret, httponly=True, samesite="strict",
+        response.set_cookie(COOKIE, guard.session(caller), httponly=True, samesite="strict",
                             secure=request.url.scheme == "https",
                             path=request.scope.get("root_path", "") + "/")
         return response
@@ -151,12 +152,24 @@ def create_app(
     async def overview(request: Request, caller: Caller) -> Response:
         return _json(await run_in_threadpool(_data.overview, app))
 
+    shared: dict[str, Any] = {"at": -EVENT_INTERVAL, "data": b""}
+    shared_lock = asyncio.Lock()
+
+    async def latest() -> bytes:
+        """One overview for every open stream per interval (many tabs, one query)."""
+        async with shared_lock:
+            now = time.monotonic()
+            if now - shared["at"] >= EVENT_INTERVAL / 2:
+                shared["data"] = _data.dumps(await run_in_threadpool(_data.overview, app))
+                shared["at"] = now
+            data: bytes = shared["data"]
+            return data
+
     async def events(request: Request, caller: Caller) -> Response:
         async def stream() -> AsyncIterator[bytes]:
             while not await request.is_disconnected():
                 try:
-                    data = _data.dumps(await run_in_threadpool(_data.overview, app))
-                    yield b"data: " + data + b"\n\n"
+                    yield b"data: " + await latest() + b"\n\n"
                 except ClaimqError as exc:  # the database is away: say so, try again
                     yield b"event: trouble\ndata: " + _data.dumps(str(exc)) + b"\n\n"
                 await asyncio.sleep(EVENT_INTERVAL)
@@ -226,7 +239,7 @@ def create_app(
             if action == "cancel":
                 outcome: str = app.cancel(job_id)
                 affected = int(outcome != "finished")
-            elif action == "retry":
+            elif action == "run_now":
                 affected = len(app.run_now([job_id]))
                 outcome = "due now" if affected else "not waiting (nothing changed)"
             elif action == "priority":
@@ -241,7 +254,7 @@ def create_app(
                 app.resurrect(job_id, payload=payload, priority=priority)
                 outcome, affected = "resurrected", 1
             else:
-                raise InvalidInput("action must be cancel, retry, priority or resurrect")
+                raise InvalidInput("action must be cancel, run_now, priority or resurrect")
             audited(request, caller, action, f"job {job_id}", detail, affected)
             return {"outcome": outcome, "affected": affected}
 

@@ -21,7 +21,7 @@ from claimq.job import Job
 Table = Literal["live", "archive", "dead"]
 BULK_LIMIT = 10_000  # a bulk action acts on at most this many jobs (the preview says so)
 BULK_ACTIONS: dict[str, tuple[str, ...]] = {
-    "live": ("cancel", "retry"),
+    "live": ("cancel", "run_now"),
     "archive": ("purge",),
     "dead": ("resurrect", "purge"),
 }
@@ -147,7 +147,7 @@ def bulk_apply(app: App, table: Table, action: str, ids: list[int]) -> list[int]
         raise InvalidInput(f"{action} is not an action on {table} jobs")
     if action == "purge":
         return app.purge_jobs(table, ids)  # type: ignore[arg-type]
-    if action == "retry":
+    if action == "run_now":
         return app.run_now(ids)
     done = []
     for job_id in ids:

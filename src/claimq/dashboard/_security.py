@@ -79,13 +79,27 @@ class Guard:
                 return Caller(role, f"{role}-token:{fingerprint}", known)
         return None
 
+    def session(self, caller: Caller) -> str:
+        """The cookie value of a signed-in caller: derived from the token with this process's
+        key, so the browser never stores the token itself and a restart ends every session."""
+        return hmac.new(self._key, b"session:" + caller.secret.encode(),
+                        hashlib.sha256).hexdigest()
+
+    def session_caller(self, cookie: str) -> Caller | None:
+        for known, _ in self._tokens:
+            caller = self.token_caller(known)
+            if caller is not None and hmac.compare_digest(
+                    cookie.encode(), self.session(caller).encode()):
+                return caller
+        return None
+
     def caller(self, conn: HTTPConnection) -> Caller | None:
         auth = conn.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             return self.token_caller(auth[7:].strip())  # a wrong token is refused, not anonymous
         cookie = conn.cookies.get(COOKIE)
         if cookie:
-            return self.token_caller(cookie)
+            return self.session_caller(cookie)
         if self.allow_anonymous and self._local(conn):
             return Caller("admin", "anonymous", "anonymous")
         return None

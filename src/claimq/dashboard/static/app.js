@@ -400,7 +400,7 @@ async function inspect(id) {
   const live = ["pending", "fetched", "processing"].includes(job.status);
   $("resurrect-box").hidden = !dead;
   $("act-cancel").hidden = !live;
-  $("act-retry").hidden = job.status !== "pending";
+  $("act-run-now").hidden = job.status !== "pending";
   $("act-set-priority").hidden = job.status !== "pending";
   $("act-priority").parentElement.hidden = job.status !== "pending";
   $("insp-message").textContent = "";
@@ -415,7 +415,7 @@ function jobAction(action, body, text) {
 }
 
 $("act-cancel").addEventListener("click", () => jobAction("cancel", {}, "Cancel job " + state.job.id + "?"));
-$("act-retry").addEventListener("click", () => jobAction("retry", {}, "Run job " + state.job.id + " now?"));
+$("act-run-now").addEventListener("click", () => jobAction("run_now", {}, "Run job " + state.job.id + " now?"));
 $("act-set-priority").addEventListener("click", () => {
   const priority = Number($("act-priority").value);
   jobAction("priority", { priority }, "Set the priority of job " + state.job.id + " to " + priority + "?");
