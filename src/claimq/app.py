@@ -107,6 +107,17 @@ class App:
         """Apply pending schema migrations; safe when several processes run it at once."""
         return self.backend.migrate()
 
+    def grant(self, role: str, kind: Literal["reader", "producer", "worker", "admin"]) -> None:
+        """PostgreSQL: give the database role `role` only what one kind of client needs:
+        "reader" (looks: the dashboard's read-only mode), "producer" (enqueues), "worker" (runs
+        jobs), "admin" (operator: also purges, resurrects, writes the audit table). Run it as
+        the schema's owner, again after each migrate."""
+        if not isinstance(role, str) or not 0 < len(role) <= 63 or "\x00" in role:
+            raise InvalidInput(f"role must be a database role name, got {role!r}")
+        if kind not in ("reader", "producer", "worker", "admin"):
+            raise InvalidInput(f"kind must be reader, producer, worker or admin, got {kind!r}")
+        self.backend.grant(role, kind)
+
     # -- tasks ---------------------------------------------------------------------------------
 
     @overload

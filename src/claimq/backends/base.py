@@ -12,6 +12,7 @@ from claimq._validate import NewJob
 from claimq.job import Job
 
 Table = Literal["live", "archive", "dead"]
+RoleKind = Literal["reader", "producer", "worker", "admin"]
 UNSET: Any = object()  # "leave this setting as it is", distinct from None ("clear it")
 
 
@@ -155,6 +156,7 @@ class Capabilities:
     async_connections: bool = False  # aenqueue() writes inside a caller's async connection
     advisory_locks: bool = False  # the database has advisory locks (PostgreSQL)
     row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
+    roles: bool = False  # grant() gives database roles least-privilege rights (PostgreSQL)
 
 
 class Notice(NamedTuple):
@@ -197,6 +199,12 @@ class Backend(Protocol):
         """Raises SchemaMissing unless the schema is migrated to this claimq's version."""
         ...
     def close(self) -> None: ...
+    def grant(self, role: str, kind: RoleKind) -> None:
+        """Grants the database role `role` what one kind of client needs on claimq's tables
+        and nothing more: "reader" (looks), "producer" (enqueues), "worker" (runs jobs),
+        "admin" (also purges, resurrects, writes the audit table). Run by the schema's owner,
+        again after each migrate. Without capabilities.roles: raises InvalidInput."""
+        ...
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """A statement of the caller's own, outside claimq's operations (tools such as the
         benchmark and the demo, which read claimq's tables or keep their own): autocommit, the

@@ -33,6 +33,7 @@ from claimq.backends.base import (
     Owned,
     QueueInfo,
     ReapResult,
+    RoleKind,
     Settled,
     Started,
     Table,
@@ -348,7 +349,7 @@ class PostgresBackend:
     kind = "postgresql"
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
-        advisory_locks=True, row_locks=True,
+        advisory_locks=True, row_locks=True, roles=True,
     )
 
     def __init__(
@@ -934,6 +935,14 @@ class PostgresBackend:
         params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
         with self._conn() as conn:
             return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        from psycopg import sql
+
+        text = {"reader": self._q.grant_reader, "producer": self._q.grant_producer,
+                "worker": self._q.grant_worker, "admin": self._q.grant_admin}[kind]
+        with self._conn() as conn, conn.transaction():
+            conn.execute(sql.SQL(text).format(role=sql.Identifier(role)))
 
     def find_jobs(
         self, table: Table, where: JobFilter, before: int | None, limit: int

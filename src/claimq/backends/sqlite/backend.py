@@ -31,6 +31,7 @@ from claimq.backends.base import (
     Owned,
     QueueInfo,
     ReapResult,
+    RoleKind,
     Settled,
     Started,
     Table,
@@ -253,6 +254,10 @@ class SQLiteBackend:
 
     def now(self) -> datetime:
         return self.clock.now()
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        raise InvalidInput("SQLite has no database roles: the file's permissions decide who may "
+                           "read or write it")
 
     # -- migrations ----------------------------------------------------------------------------
 
