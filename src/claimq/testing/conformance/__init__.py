@@ -42,6 +42,7 @@ from claimq.testing.conformance.browse import (  # noqa: E402
     TestAudit,
     TestDeleteAndRunNow,
     TestFindJobs,
+    TestGrant,
 )
 from claimq.testing.conformance.claim import TestClaim, TestQueueSettings  # noqa: E402
 from claimq.testing.conformance.corrupt import TestCorruptRows  # noqa: E402
@@ -84,6 +85,7 @@ __all__ = [
     "TestEnqueue",
     "TestFail",
     "TestFindJobs",
+    "TestGrant",
     "TestHeartbeat",
     "TestIdempotencyKeys",
     "TestOrphaned",

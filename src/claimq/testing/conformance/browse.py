@@ -1,11 +1,15 @@
-"""What the dashboard stands on: find_jobs (filters, keyset paging), delete_finished, run_now
-and the audit table."""
+"""What the dashboard stands on: find_jobs (filters, keyset paging), delete_finished, run_now,
+the audit table, and grant (least-privilege roles where the database has them)."""
 
 from __future__ import annotations
 
 import json
+import uuid
+
+import pytest
 
 from claimq.backends.base import JobFilter
+from claimq.errors import InvalidInput
 from claimq.job import DeadReason, Status
 from claimq.testing.conformance._harness import Subject, failure, job_spec
 
@@ -95,3 +99,35 @@ class TestAudit:
             "admin", "bulk_cancel", "live", detail, 2, subject.at(5))
         assert [e.id for e in subject.backend.list_audit(second, 10)] == [first]
         assert subject.backend.list_audit(first, 10) == []
+
+
+class TestGrant:
+    def test_each_kind_gets_its_rights_and_no_more(self, subject: Subject) -> None:
+        backend = subject.backend
+        if not backend.capabilities.roles:
+            with pytest.raises(InvalidInput):
+                backend.grant("someone", "reader")
+            return
+        role = f"cq_conf_{uuid.uuid4().hex[:10]}"
+        backend.run_sql(f'CREATE ROLE "{role}"')
+        try:
+            def can(table: str, privilege: str) -> bool:
+                [(answer,)] = backend.run_sql(
+                    "SELECT has_table_privilege(%s, %s, %s)",
+                    (role, f"{backend.schema}.{table}", privilege))
+                return bool(answer)
+
+            backend.grant(role, "reader")
+            assert can("jobs", "SELECT") and can("audit", "SELECT")
+            assert not can("jobs", "UPDATE") and not can("jobs", "INSERT")
+            backend.grant(role, "producer")
+            assert can("jobs", "INSERT") and not can("jobs", "DELETE")
+            backend.grant(role, "worker")
+            assert can("jobs", "DELETE") and can("archive", "INSERT")
+            assert not can("archive", "DELETE") and not can("audit", "INSERT")
+            backend.grant(role, "admin")
+            assert can("archive", "DELETE") and can("dead", "DELETE") and can("audit", "INSERT")
+            assert not can("audit", "UPDATE") and not can("audit", "DELETE")
+        finally:
+            backend.run_sql(f'DROP OWNED BY "{role}"')
+            backend.run_sql(f'DROP ROLE "{role}"')
