@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from claimq import App
+from claimq import App, RetryPolicy
 from claimq.dashboard import create_app
+from claimq.errors import InvalidInput
 from claimq.job import Status
 
 READ = "read-token-0123456789"
@@ -145,7 +146,7 @@ def test_sign_in_sets_a_strict_http_only_cookie(app: App, client: TestClient) ->
 
 
 def test_anonymous_only_on_loopback_and_only_when_allowed(app: App) -> None:
-    with pytest.raises(ValueError, match="token"):
+    with pytest.raises(InvalidInput, match="token"):
         create_app(app)
     asgi = create_app(app, allow_anonymous=True)
     with TestClient(asgi, base_url="http://example.com") as remote:  # bound elsewhere
@@ -307,3 +308,20 @@ def test_a_waiting_job_runs_now_and_a_finished_one_is_left(app: App, client: Tes
     assert client.post("/api/jobs/987654/cancel", headers=headers).status_code == 404
     entries = app.backend.list_audit(None, 10)
     assert [(e.action, e.affected) for e in entries] == [("run_now", 0), ("run_now", 1)]
+
+
+def test_the_inspector_shows_history_timings_and_worker(app: App, client: TestClient) -> None:
+    job_id = app.enqueue("t", {"n": 1}, queue="i", max_attempts=2)
+    [job] = app.claim("inspector-worker", ["i"], start=True)
+    assert app.fail(job, RuntimeError("first try"), retry=RetryPolicy(base=0, jitter=0)) == (
+        "retried")
+    [job] = app.claim("inspector-worker", ["i"], start=True)
+    app.complete(job, {"done": True})
+    detail = client.get(f"/api/jobs/{job_id}", headers=bearer(READ)).json()
+    assert (detail["status"], detail["result"], detail["worker_id"]) == (
+        "succeeded", {"done": True}, "inspector-worker")
+    [error] = detail["errors"]
+    assert (error["error"], error["message"], error["attempt"]) == ("RuntimeError", "first try", 1)
+    assert "traceback" in error and "claim_token" not in detail
+    assert set(detail["timings"]) == {"waited", "ran", "total"}
+    assert all(v is not None and v >= 0 for v in detail["timings"].values())

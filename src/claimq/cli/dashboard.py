@@ -31,10 +31,7 @@ def dashboard(port: int, host: str, read_token: str | None, admin_token: str | N
     if allow_anonymous and not is_loopback(host):
         raise CliError(f"--allow-anonymous needs a loopback --host, not {host!r}", EXIT_USAGE)
     app = _open()
-    try:
-        asgi = create_app(app, read_token=read_token, admin_token=admin_token,
-                          allow_anonymous=allow_anonymous)
-    except ValueError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+    asgi = create_app(app, read_token=read_token, admin_token=admin_token,
+                      allow_anonymous=allow_anonymous)  # bad settings: InvalidInput, exit 2
     click.echo(f"claimq dashboard on http://{host}:{port}/", err=True)
     uvicorn.run(asgi, host=host, port=port, log_level="warning")

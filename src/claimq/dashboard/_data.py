@@ -88,7 +88,16 @@ def job_detail(job: Job) -> dict[str, Any]:
     detail["status"] = str(job.status)
     detail["tags"] = list(job.tags)
     detail["errors"] = list(job.errors)
+    detail["timings"] = {
+        "waited": _seconds(job.run_at, job.started_at),  # due -> (last) start
+        "ran": _seconds(job.started_at, job.finished_at),  # (last) start -> finish
+        "total": _seconds(job.created_at, job.finished_at),  # enqueued -> finish
+    }
     return detail
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return None if start is None or end is None else (end - start).total_seconds()
 
 
 def job_filter(params: dict[str, Any]) -> dict[str, str]:

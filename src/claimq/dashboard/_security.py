@@ -12,6 +12,8 @@ from typing import Literal
 
 from starlette.requests import HTTPConnection, Request
 
+from claimq.errors import InvalidInput
+
 Role = Literal["read", "admin"]
 COOKIE = "claimq_dashboard"
 CSRF_HEADER = "x-claimq-csrf"
@@ -56,11 +58,11 @@ class Guard:
                  allow_anonymous: bool) -> None:
         for value, name in ((read_token, "read_token"), (admin_token, "admin_token")):
             if value is not None and (not isinstance(value, str) or len(value) < 16):
-                raise ValueError(f"{name} must be a string of at least 16 characters")
+                raise InvalidInput(f"{name} must be a string of at least 16 characters")
         if read_token is not None and read_token == admin_token:
-            raise ValueError("read_token and admin_token must differ")
+            raise InvalidInput("read_token and admin_token must differ")
         if not (read_token or admin_token or allow_anonymous):
-            raise ValueError("the dashboard needs a read or admin token, or allow_anonymous=True "
+            raise InvalidInput("the dashboard needs a read or admin token, or allow_anonymous=True "
                              "(loopback only)")
         self._tokens: list[tuple[str, Role]] = []
         if admin_token:

@@ -382,6 +382,9 @@ async function inspect(id) {
     if (Array.isArray(value)) value = value.join(", ");
     fields.append(el("dt", key), el("dd", value, { "data-field": key }));
   }
+  for (const [key, value] of Object.entries(job.timings)) {
+    if (value !== null) fields.append(el("dt", key), el("dd", age(Math.max(value, 0)), { "data-field": key }));
+  }
   $("insp-payload").textContent = JSON.stringify(job.payload, null, 2);
   $("insp-result").textContent = job.result === null ? "–" : JSON.stringify(job.result, null, 2);
   const errors = $("insp-errors");
