@@ -377,7 +377,7 @@ async function inspect(id) {
                 "cancel_requested"];
   for (const key of show) {
     let value = job[key];
-    if (value === null || value === undefined) continue;
+    if (value === null || value === undefined || (Array.isArray(value) && !value.length)) continue;
     if (key.endsWith("_at") || key === "lease_until") value = when(value);
     if (Array.isArray(value)) value = value.join(", ");
     fields.append(el("dt", key), el("dd", value, { "data-field": key }));
@@ -406,7 +406,9 @@ async function inspect(id) {
   $("act-run-now").hidden = job.status !== "pending";
   $("act-set-priority").hidden = job.status !== "pending";
   $("act-priority").parentElement.hidden = job.status !== "pending";
+  if (!job.errors.length) errors.append(el("li", "none", { class: "muted" }));
   $("insp-message").textContent = "";
+  $("inspector").scrollIntoView({ block: "nearest" });
 }
 
 function jobAction(action, body, text) {
