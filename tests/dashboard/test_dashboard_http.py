@@ -171,6 +171,11 @@ def test_bulk_acts_on_exactly_the_previewed_set(app: App, client: TestClient) ->
     late = dead_letters(app, 1, queue="bulk", tags=("x",))  # matches the filter, after the preview
     tampered = {**body, "ids": preview["ids"] + late, "snapshot": preview["snapshot"]}
     assert client.post("/api/bulk/apply", json=tampered, headers=headers).status_code == 400
+    relabelled = {**body, "filter": {"queue": "bulk"}, "ids": preview["ids"],
+                  "snapshot": preview["snapshot"]}  # the audit must record the filter shown
+    assert client.post("/api/bulk/apply", json=relabelled, headers=headers).status_code == 400
+    odd = client.post("/api/bulk/preview", json={**body, "filter": ["queue"]}, headers=headers)
+    assert odd.status_code == 400
     applied = client.post("/api/bulk/apply", headers=headers, json={
         **body, "ids": preview["ids"], "snapshot": preview["snapshot"]}).json()
     assert (applied["requested"], applied["affected"], sorted(applied["ids"])) == (

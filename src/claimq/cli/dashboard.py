@@ -34,4 +34,5 @@ def dashboard(port: int, host: str, read_token: str | None, admin_token: str | N
     asgi = create_app(app, read_token=read_token, admin_token=admin_token,
                       allow_anonymous=allow_anonymous)  # bad settings: InvalidInput, exit 2
     click.echo(f"claimq dashboard on http://{host}:{port}/", err=True)
-    uvicorn.run(asgi, host=host, port=port, log_level="warning")
+    # Open event streams never end by themselves: on Ctrl-C or SIGTERM they get 2 s.
+    uvicorn.run(asgi, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)

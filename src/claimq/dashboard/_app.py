@@ -269,7 +269,7 @@ def create_app(
         where = _data.job_filter(body.get("filter") or {})
         ids, more = await run_in_threadpool(_data.bulk_ids, app, table, where)
         return _json({"count": len(ids), "more": more, "ids": ids,
-                      "snapshot": snapshots.sign(table, str(action), ids)})
+                      "snapshot": snapshots.sign(table, str(action), where, ids)})
 
     async def bulk_apply(request: Request, caller: Caller) -> Response:
         body = await _body(request)
@@ -278,8 +278,8 @@ def create_app(
         ids = body.get("ids")
         if not isinstance(ids, list) or not all(type(i) is int for i in ids):
             raise InvalidInput("ids must be the list of job ids the preview returned")
-        snapshots.check(table, action, ids, str(body.get("snapshot", "")))
         where = _data.job_filter(body.get("filter") or {})
+        snapshots.check(table, action, where, ids, str(body.get("snapshot", "")))
 
         def run() -> dict[str, Any]:
             done = _data.bulk_apply(app, table, action, ids)

@@ -50,8 +50,12 @@ def workers(app: App) -> list[dict[str, Any]]:
         return []
     rows = []
     for w in listing():
-        rows.append(dataclasses.asdict(w) if dataclasses.is_dataclass(w)
-                    and not isinstance(w, type) else dict(w))
+        if dataclasses.is_dataclass(w) and not isinstance(w, type):
+            rows.append(dataclasses.asdict(w))
+        elif hasattr(w, "_asdict"):  # a named tuple
+            rows.append(dict(w._asdict()))
+        else:
+            rows.append(dict(w))
     return rows
 
 
@@ -100,7 +104,9 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return None if start is None or end is None else (end - start).total_seconds()
 
 
-def job_filter(params: dict[str, Any]) -> dict[str, str]:
+def job_filter(params: object) -> dict[str, str]:
+    if not isinstance(params, dict):
+        raise InvalidInput("the filter must be an object of queue, task, status, tag, text")
     where = {}
     for key in FILTER_KEYS:
         value = params.get(key)
@@ -141,12 +147,14 @@ class Snapshots:
     def __init__(self, key: bytes) -> None:
         self._key = key
 
-    def sign(self, table: str, action: str, ids: Sequence[int]) -> str:
-        text = dumps([table, action, list(ids)])
+    def sign(self, table: str, action: str, where: dict[str, str], ids: Sequence[int]) -> str:
+        text = dumps([table, action, sorted(where.items()), list(ids)])
         return hmac.new(self._key, text, hashlib.sha256).hexdigest()
 
-    def check(self, table: str, action: str, ids: Sequence[int], signature: str) -> None:
-        if not hmac.compare_digest(self.sign(table, action, ids).encode(), signature.encode()):
+    def check(self, table: str, action: str, where: dict[str, str], ids: Sequence[int],
+              signature: str) -> None:
+        expected = self.sign(table, action, where, ids)
+        if not hmac.compare_digest(expected.encode(), signature.encode()):
             raise InvalidInput("the ids are not those of a preview of this action: preview again")
 
 
