@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import playwright.sync_api as playwright_api
 import pytest
 from polling import wait_until
 
@@ -29,9 +30,6 @@ ROOT = HERE.parents[1]
 _NEXT_TO_PYTHON = Path(sys.executable).with_name("claimq")
 CLAIMQ = str(_NEXT_TO_PYTHON) if _NEXT_TO_PYTHON.exists() else shutil.which("claimq") or "claimq"
 SCREENSHOT = os.environ.get("CLAIMQ_DASHBOARD_SCREENSHOT")  # a path: take docs/dashboard.png
-
-playwright_api = pytest.importorskip("playwright.sync_api")
-
 
 def _free_port() -> int:
     with socket.socket() as s:
