@@ -20,6 +20,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
     UNSET,
+    AuditEntry,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -27,17 +28,25 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    JobFilter,
     Listener,
     Notice,
     Owned,
     QueueInfo,
     ReapResult,
+    RoleKind,
     Settled,
     Started,
     Table,
 )
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
+from claimq.errors import (
+    ClaimqError,
+    DatabaseError,
+    DatabaseUnavailable,
+    InvalidInput,
+    SchemaMissing,
+)
 from claimq.job import Job, Status
 
 try:
@@ -341,7 +350,7 @@ class PostgresBackend:
     kind = "postgresql"
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
-        advisory_locks=True, row_locks=True,
+        advisory_locks=True, row_locks=True, roles=True,
     )
 
     def __init__(
@@ -929,6 +938,54 @@ class PostgresBackend:
         params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
         with self._conn() as conn:
             return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        from psycopg import sql
+
+        text = {"reader": self._q.grant_reader, "producer": self._q.grant_producer,
+                "worker": self._q.grant_worker, "admin": self._q.grant_admin}[kind]
+        with self._conn() as conn, conn.transaction():
+            conn.execute(sql.SQL(text).format(role=sql.Identifier(role)))
+
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        query = {"live": self._q.find_live, "archive": self._q.find_archive,
+                 "dead": self._q.find_dead}[table]
+        params = {"before": before, "queue": where.queue, "task": where.task,
+                  "status": where.status, "tag": where.tag, "text": where.text, "limit": limit}
+        with self._conn() as conn:
+            return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        query = {"archive": self._q.delete_archive_ids, "dead": self._q.delete_dead_ids}[table]
+        with self._conn() as conn:
+            return [r["id"] for r in conn.execute(query, {"ids": list(ids)}).fetchall()]
+
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        with self._conn() as conn:
+            params = {"ids": list(ids), "now": self._now()}
+            return [r["id"] for r in conn.execute(self._q.run_now, params).fetchall()]
+
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        params = {"now": self._now(), "actor": actor, "action": action, "target": target,
+                  "detail": detail_json, "affected": affected}
+        with self._conn() as conn:
+            row = conn.execute(self._q.record_audit, params).fetchone()
+        if row is None:
+            raise DatabaseError("the audit insert returned no row")
+        return int(row["id"])
+
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_audit, {"before": before, "limit": limit}).fetchall()
+        return [
+            AuditEntry(id=r["id"], at=r["at"], actor=r["actor"], action=r["action"],
+                       target=r["target"], detail=r["detail"], affected=r["affected"])
+            for r in rows
+        ]
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._conn() as conn:
