@@ -3,8 +3,8 @@ burn` (bulk enqueue, then one worker process drains) direct to PostgreSQL and th
 PgBouncer of its own (Debian's, started here as tests/pgbouncer.py does) in transaction mode
 (`pooler=transaction`) and session mode.
 
-    .venv/bin/python benchmarks/pgbouncer.py --database postgresql://postgres@127.0.0.1/claimq_bench \
-        --rounds 3 --jobs 20000
+    .venv/bin/python benchmarks/pgbouncer.py \
+        --database postgresql://postgres@127.0.0.1/claimq_bench --rounds 3 --jobs 20000
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def main() -> None:
             for name, url in urls.items():
                 result = burn(url, args.jobs)
                 rows[name].append(result)
-                print(f"round {r + 1} {name}: drain {result['drain']['jobs_per_s']:,.0f} jobs/s", flush=True)
+                drain = result["drain"]["jobs_per_s"]
+                print(f"round {r + 1} {name}: drain {drain:,.0f} jobs/s", flush=True)
     summary = {}
     for name, results in rows.items():
         drain = [x["drain"]["jobs_per_s"] for x in results]

@@ -14,6 +14,7 @@ the package: .ci/run), and skips it otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -122,10 +123,8 @@ class Formation:
 
     def stop(self) -> None:
         for proc in self.procs.values():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait(10)
         self.procs.clear()
         # postgres processes that left their group

@@ -84,7 +84,8 @@ def test_primary_killed_and_standby_promoted_under_load(spawn) -> None:
             logs = "".join(w.log() for w in workers)
             assert "database unavailable" in logs and "database reachable again" in logs
             print(f"failover: promoted {promoted:.1f}s after the kill, all done "
-                  f"{time.monotonic() - killed:.1f}s after it; {summary}, {len(acked)} acknowledged completions, "
+                  f"{time.monotonic() - killed:.1f}s after it; {summary}, "
+                  f"{len(acked)} acknowledged completions, "
                   f"{len(reaped)} recovered by their leases")
         finally:
             app.close()
