@@ -15,6 +15,7 @@ from claimq.backends import Backend, open_backend
 from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
+from claimq.hooks import Event, Hook, Hooks, Middleware
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.task import Isolation, Task, default_name, takes_context
@@ -72,6 +73,7 @@ class App:
         self.clock = clock  # None: the system clock (on PostgreSQL, the server's)
         self.tasks: dict[str, Task[Any, Any]] = {}
         self._backend: Backend | None = None
+        self._hooks: Hooks | None = None  # None until one is registered: the worker checks it
 
     @property
     def backend(self) -> Backend:
@@ -98,6 +100,30 @@ class App:
     def migrate(self) -> list[int]:
         """Apply pending schema migrations; safe when several processes run it at once."""
         return self.backend.migrate()
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def on(self, event: Event, fn: Hook | None = None) -> Any:
+        """Register a hook (sync or async, called with a `claimq.hooks.JobEvent`) for
+        "job.started", "job.succeeded", "job.failed" or "job.dead": `@app.on("job.failed")`.
+        A hook that raises is logged; the job's outcome stays its handler's."""
+
+        def register(hook: Hook) -> Hook:
+            hooks = self._hooks or Hooks()
+            hooks.add_listener(event, hook)
+            self._hooks = hooks
+            return hook
+
+        return register if fn is None else register(fn)
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Register `async def mw(ctx, call_next)` around every job's handler call (the first
+        registered is the outermost): `@app.middleware`. It returns `await call_next()`; what
+        it raises is logged, and the job's outcome stays its handler's."""
+        hooks = self._hooks or Hooks()
+        hooks.add_middleware(fn)
+        self._hooks = hooks
+        return fn
 
     # -- tasks ---------------------------------------------------------------------------------
 

@@ -50,8 +50,10 @@ def drain(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(adrain(app, queue, concurrency=concurrency, timeout=timeout))
-    raise InvalidInput("drain() cannot run inside a running event loop: use await adrain()")
+        pass  # (run below: outside this except block, whose error would chain to every other)
+    else:
+        raise InvalidInput("drain() cannot run inside a running event loop: use await adrain()")
+    return asyncio.run(adrain(app, queue, concurrency=concurrency, timeout=timeout))
 
 
 async def adrain(
