@@ -10,9 +10,17 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _validate
+from claimq import _typed, _validate
 from claimq.backends import Backend, open_backend
-from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
+from claimq.backends.base import (
+    UNSET,
+    Completion,
+    Failure,
+    Owned,
+    Progress,
+    QueueInfo,
+    ReapResult,
+)
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
 from claimq.hooks import Event, Hook, Hooks, Middleware
@@ -168,13 +176,16 @@ class App:
 
         def register(func: Callable[..., Any]) -> Task[Any, Any]:
             task_name = _validate.task_name(name or default_name(func))
-            if task_name in self.tasks and self.tasks[task_name].fn is not func:
+            existing = self.tasks.get(task_name)
+            if existing is not None and _handler(existing) is not func:
                 raise InvalidInput(f"a different function is already registered as {task_name!r}")
+            wants_context = takes_context(func)
+            typed = _typed.arguments(func, wants_context)
             if retry is not None and not isinstance(retry, RetryPolicy):
                 raise InvalidInput("retry must be a RetryPolicy")
             t: Task[Any, Any] = Task(
                 app=self,
-                fn=func,
+                fn=func if typed is None else _typed.wrap(func, typed),
                 name=task_name,
                 queue=_validate.queue_name(queue),
                 priority=_validate.integer(priority, "priority", *_validate.PRIORITY_RANGE),
@@ -187,8 +198,9 @@ class App:
                 timeout=None if timeout is None else _validate.seconds(
                     timeout, "timeout", allow_zero=False
                 ),
-                wants_context=takes_context(func),
+                wants_context=wants_context,
                 isolation=_isolation(isolation, func),
+                arguments=typed,
             )
             self.tasks[task_name] = t
             return t
@@ -206,6 +218,8 @@ class App:
                 if value is not None and value != ():
                     base[key] = value
             options = base
+            if task.arguments is not None:
+                options["payload"] = task.arguments.dump(options.get("payload"))
         else:
             options = {"task": task, **options}
         return _validate.new_job(
@@ -226,6 +240,8 @@ class App:
                 item, default_max_attempts=self.default_max_attempts,
                 payload_limit=self.payload_limit,
             )
+        if task.arguments is not None and isinstance(item, Mapping):
+            item = {**item, "payload": task.arguments.dump(item.get("payload"))}
         return _validate.enqueue_spec(
             item, default_queue=task.queue, default_priority=task.priority,
             default_max_attempts=task.max_attempts, default_timeout=task.timeout,
@@ -384,6 +400,10 @@ class App:
             raise JobNotFound(f"no job {job_id}")
         return job
 
+    def get_progress(self, job_id: int) -> Progress | None:
+        """The job's last reported progress (`ctx.progress()`), None when it reported none."""
+        return self.backend.get_progress(_job_id(job_id))
+
     def list_jobs(
         self,
         table: Literal["live", "archive", "dead"] = "live",
@@ -498,6 +518,11 @@ _STATUSES: dict[str, frozenset[str]] = {
     "archive": frozenset({Status.SUCCEEDED}),
     "dead": frozenset(DeadReason),
 }
+
+
+def _handler(task: Task[Any, Any]) -> Callable[..., Any]:
+    """The function registered (not the wrapper that rebuilds typed arguments)."""
+    return task.fn.__wrapped__ if task.arguments is not None else task.fn  # type: ignore[attr-defined]
 
 
 def _job(job: object) -> Job:

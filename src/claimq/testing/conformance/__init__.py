@@ -30,7 +30,7 @@ import pytest
 
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
-    "_harness", "claim", "corrupt", "enqueue", "operator", "owner", "reap")))
+    "_harness", "claim", "corrupt", "enqueue", "operator", "owner", "progress", "reap")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
@@ -62,6 +62,7 @@ from claimq.testing.conformance.owner import (  # noqa: E402
     TestSettle,
     TestStart,
 )
+from claimq.testing.conformance.progress import TestProgress  # noqa: E402
 from claimq.testing.conformance.reap import TestReap  # noqa: E402
 
 __all__ = [
@@ -79,6 +80,7 @@ __all__ = [
     "TestHeartbeat",
     "TestIdempotencyKeys",
     "TestOrphaned",
+    "TestProgress",
     "TestPurge",
     "TestQueueSettings",
     "TestReadJobs",
