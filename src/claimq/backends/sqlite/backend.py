@@ -333,8 +333,9 @@ class SQLiteBackend:
                 holder = conn.execute(
                     _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
                 ).fetchone()
-                if holder is not None and holder["holds"]:
-                    ids.append(holder["job_id"])
+                # by position: the caller's connection (conn=) may have no row factory
+                if holder is not None and holder[1]:
+                    ids.append(holder[0])
                     continue  # a held key writes nothing, not even its queue
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
