@@ -240,3 +240,30 @@ def test_bad_registrations_are_refused(app: App) -> None:
 
     with pytest.raises(InvalidInput, match="a middleware is an async function"):
         app.middleware(sync_mw)  # type: ignore[arg-type]
+
+
+def test_middleware_and_events_around_a_process_isolated_handler(db_url: str) -> None:
+    import hooked_isolated_app as module
+
+    from claimq.testing import use_database
+
+    seen: list[str] = []
+
+    @module.app.middleware
+    async def around(ctx: JobContext, call_next: Any) -> Any:
+        seen.append("before")
+        result = await call_next()
+        seen.append(f"after {result}")
+        return result
+
+    record_names = [("job.started", "started"), ("job.succeeded", "succeeded")]
+    for event, label in record_names:
+        module.app.on(event, lambda e, label=label: seen.append(f"{label} {e.result}"))  # type: ignore[arg-type, misc]
+    try:
+        with use_database(module.app, db_url):
+            job = module.isolated.enqueue(n=21)
+            assert drain(module.app).succeeded == 1
+            assert module.app.get_job(job).result == 42
+    finally:
+        module.app._hooks = None
+    assert seen == ["started None", "before", "after 42", "succeeded 42"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ async def adrain(
     queues = _queues(queue)
     timeout = _validate.seconds(timeout, "timeout", allow_zero=False)
     worker = Worker(app, queues=queues, concurrency=concurrency, poll_interval=POLL,
-                    grace=timeout, worker_id=f"claimq-testing-drain:{id(app):x}")
+                    grace=timeout, worker_id=f"claimq-testing-drain:{uuid.uuid4().hex[:8]}")
     running = asyncio.create_task(worker.arun(install_signals=False))
     deadline = time.monotonic() + timeout
     try:
