@@ -62,10 +62,14 @@ def test_drain_runs_the_order_and_the_receipt_it_enqueues(app: object) -> None:
 
 
 def test_a_permanent_failure_is_dead_lettered(app: object) -> None:
-    orders.place_order.enqueue(order_id=9, items=[])
-    assert drain(orders.app).dead == 1
+    job = orders.place_order.enqueue(order_id=9, items=[])
+    done = drain(orders.app)
+    assert done.dead == 1
+    assert done.errors == (
+        f"job {job} (orders.place_order) attempt 1: Permanent: order 9 has no items",)
     [dead] = orders.app.list_jobs("dead")
     assert dead.errors[-1]["message"] == "order 9 has no items"
+    assert drain(orders.app).errors == ()  # only the attempts of that drain
 
 
 def test_drain_leaves_jobs_not_due_until_the_clock_moves(tmp_path: Path) -> None:

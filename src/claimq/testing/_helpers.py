@@ -25,11 +25,13 @@ POLL = 0.005  # seconds between two looks at the database while draining
 @dataclass(frozen=True, slots=True)
 class Drained:
     """What one drain() ran: attempts that succeeded, that failed and will be retried (their
-    retry is scheduled: drain() leaves jobs that are not due yet), and jobs dead-lettered."""
+    retry is scheduled: drain() leaves jobs that are not due yet), and jobs dead-lettered;
+    `errors`: what each failed attempt raised, "job ID (task) attempt N: Type: message"."""
 
     succeeded: int
     retried: int
     dead: int
+    errors: tuple[str, ...] = ()
 
     @property
     def ran(self) -> int:
@@ -69,8 +71,9 @@ async def adrain(
 
     queues = _queues(queue)
     timeout = _validate.seconds(timeout, "timeout", allow_zero=False)
+    worker_id = f"claimq-testing-drain:{uuid.uuid4().hex[:8]}"
     worker = Worker(app, queues=queues, concurrency=concurrency, poll_interval=POLL,
-                    grace=timeout, worker_id=f"claimq-testing-drain:{uuid.uuid4().hex[:8]}")
+                    grace=timeout, worker_id=worker_id)
     running = asyncio.create_task(worker.arun(install_signals=False))
     deadline = time.monotonic() + timeout
     try:
@@ -84,8 +87,22 @@ async def adrain(
     finally:
         worker.stop()
         counters = await running
+    failed = counters.get("retried", 0) + counters.get("dead", 0)
+    errors = await asyncio.to_thread(_errors, app, worker_id) if failed else ()
     return Drained(succeeded=counters.get("completed", 0),
-                   retried=counters.get("retried", 0), dead=counters.get("dead", 0))
+                   retried=counters.get("retried", 0), dead=counters.get("dead", 0),
+                   errors=errors)
+
+
+def _errors(app: App, worker_id: str) -> tuple[str, ...]:
+    """The failed attempts that worker recorded, wherever their jobs are now."""
+    found = []
+    for table in ("live", "archive", "dead"):
+        for job in app.list_jobs(table, limit=100_000):
+            found += [(e.get("at") or "", f"job {job.id} ({job.task}) attempt {e.get('attempt')}: "
+                       f"{e.get('error')}: {e.get('message')}")
+                      for e in job.errors if e.get("worker") == worker_id]
+    return tuple(text for _, text in sorted(found))
 
 
 def _queues(queue: str | Sequence[str] | None) -> list[str] | None:
