@@ -105,14 +105,17 @@ def test_enqueue_in_djangos_transaction_and_a_claimq_worker(
     assert request(env, "GET", f"/orders/{order}/")["body"]["status"] == "fulfilled"
 
 
-def test_an_app_on_another_database_is_refused(project: tuple[dict[str, str], str],
-                                               tmp_path: Path) -> None:
-    env, _ = project
+def test_outside_atomic_and_an_app_on_another_database(project: tuple[dict[str, str], str],
+                                                       tmp_path: Path) -> None:
+    env, url = project
+    run(env, "manage.py", "claimq_migrate")
     code = (
         "import django, sys; django.setup()\n"
         "from claimq import App\n"
         "from claimq.contrib.django import enqueue\n"
         "from claimq.errors import InvalidInput\n"
+        "from shop.jobs import fulfil\n"
+        "print('enqueued:', enqueue(fulfil, order_id=5))\n"  # autocommit: its own transaction
         f"other = App('sqlite:///{tmp_path}/other.db')\n"
         "task = other.task(name='t')(lambda: None)\n"
         "try:\n"
@@ -122,3 +125,6 @@ def test_an_app_on_another_database_is_refused(project: tuple[dict[str, str], st
     )
     out = run(env, "-c", code)
     assert "refused: the task's App (sqlite:" in out and "does not use Django's 'default'" in out
+    job_id = int(out.split("enqueued: ", 1)[1].split()[0])
+    with App(url) as app:
+        assert [(j.id, j.payload) for j in live(app)] == [(job_id, {"order_id": 5})]
