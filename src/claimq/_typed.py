@@ -1,7 +1,9 @@
-"""Typed task arguments: a handler parameter annotated with a pydantic model or a dataclass is
-validated and dumped to JSON at enqueue (bad arguments raise InvalidInput before anything is
-written) and rebuilt from the payload in the worker. pydantic is optional: without it, a
-dataclass is built from its fields as given."""
+"""Typed task arguments: a handler parameter annotated with a pydantic model or a dataclass (or
+a type holding them: `list[Item]`, `Item | None`, `dict[str, Model]`) is validated and dumped
+to JSON at enqueue (bad arguments raise InvalidInput before anything is written) and rebuilt
+from the payload in the worker. pydantic is optional: without it, a parameter typed with a
+dataclass (or an optional one) is built from its fields as given, unchecked; other typed
+parameters are refused at registration."""
 
 from __future__ import annotations
 
@@ -17,45 +19,32 @@ from claimq.errors import InvalidInput, Permanent
 
 
 class _Converter:
-    """One typed parameter: `dump` (value -> JSON-ready), `load` (JSON -> value)."""
+    """One typed parameter: `dump` (value -> JSON-ready), `load` (JSON -> value). With pydantic,
+    a TypeAdapter of the whole annotation (`Model`, `list[Item]`, `Item | None`, …); without
+    it, a dataclass (or an optional one) built from its fields."""
 
-    __slots__ = ("adapter", "cls", "name", "optional", "pydantic")
+    __slots__ = ("adapter", "cls", "label", "optional")
 
-    def __init__(self, name: str, cls: type, optional: bool) -> None:
-        self.name = name
-        self.cls = cls
-        self.optional = optional
-        self.pydantic = hasattr(cls, "model_validate") and hasattr(cls, "model_dump")
-        self.adapter: Any = None
-        if not self.pydantic:
-            try:
-                from pydantic import TypeAdapter
-            except ImportError:
-                pass
-            else:
-                self.adapter = TypeAdapter(cls)
+    def __init__(self, hint: Any, adapter: Any) -> None:
+        self.adapter = adapter
+        self.cls, self.optional = _unwrap(hint)
+        self.label = getattr(hint, "__name__", None) if isinstance(hint, type) else None
+        self.label = self.label or str(hint).replace("typing.", "")
 
     def load(self, value: Any) -> Any:
-        if value is None and self.optional or isinstance(value, self.cls):
-            return value
-        if self.pydantic:
-            return self.cls.model_validate(value)  # type: ignore[attr-defined]
         if self.adapter is not None:
             return self.adapter.validate_python(value)
+        if value is None and self.optional or isinstance(value, self.cls):  # type: ignore[arg-type]
+            return value
         if not isinstance(value, Mapping):
-            raise TypeError(f"expected a mapping of {self.cls.__name__}'s fields, got "
-                            f"{type(value).__name__}")
-        return self.cls(**value)
+            raise TypeError(f"expected a mapping of its fields, got {type(value).__name__}")
+        return self.cls(**value)  # type: ignore[misc]
 
     def dump(self, value: Any) -> Any:
-        if value is None and self.optional:
-            return None
         obj = self.load(value)
-        if self.pydantic:
-            return obj.model_dump(mode="json")
         if self.adapter is not None:
             return self.adapter.dump_python(obj, mode="json")
-        return dataclasses.asdict(obj)
+        return None if obj is None else dataclasses.asdict(obj)
 
 
 class Arguments:
@@ -91,7 +80,7 @@ class Arguments:
                 try:
                     values[name] = getattr(conv, how)(values[name])
                 except (ValueError, TypeError) as exc:
-                    raise error(f"{what} {name!r} is not a valid {conv.cls.__name__}: {exc}"
+                    raise error(f"{what} {name!r} is not a valid {conv.label}: {exc}"
                                 ) from None
         return values
 
@@ -106,10 +95,32 @@ def arguments(fn: Callable[..., Any], skip_first: bool) -> Arguments | None:
     params = list(inspect.signature(fn).parameters.values())[1 if skip_first else 0:]
     converters = {}
     for param in params:
-        cls, optional = _unwrap(hints.get(param.name))
-        if cls is not None and _typed_class(cls):
-            converters[param.name] = _Converter(param.name, cls, optional)
+        hint = hints.get(param.name)
+        if hint is None or not _mentions_typed(hint):
+            continue
+        adapter = _adapter(hint)
+        cls, _ = _unwrap(hint)
+        if adapter is None and (cls is None or not dataclasses.is_dataclass(cls)):
+            raise InvalidInput(f"parameter {param.name!r} ({hint}) needs pydantic: "
+                               "pip install 'claimq[pydantic]'")
+        converters[param.name] = _Converter(hint, adapter)
     return Arguments(fn, converters, skip_first) if converters else None
+
+
+def _adapter(hint: Any) -> Any:
+    try:
+        from pydantic import TypeAdapter
+    except ImportError:
+        return None
+    return TypeAdapter(hint)
+
+
+def _mentions_typed(hint: Any) -> bool:
+    """Whether the annotation is, or holds (list[...], X | None, dict[str, ...]), a pydantic
+    model or a dataclass."""
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return _typed_class(hint)
+    return any(_mentions_typed(arg) for arg in typing.get_args(hint))
 
 
 def _unwrap(hint: Any) -> tuple[type | None, bool]:

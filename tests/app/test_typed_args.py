@@ -178,3 +178,75 @@ def test_jobs_show_prints_the_progress(app: App, tmp_path: Path) -> None:
     assert json.loads(shown)["progress"]["note"] == "halfway there"
     assert json.loads(claimq_cli(app.url, "jobs", "show", str(app.enqueue("x")), "--json")
                       )["progress"] is None
+
+
+def test_containers_of_models_are_typed_too(app: App) -> None:
+    seen: list[Any] = []
+
+    @app.task
+    def pack(items: list[Item], by_city: dict[str, Address]) -> int:
+        seen.append((items, by_city))
+        return sum(i.qty for i in items)
+
+    job = pack.enqueue(items=[Item("a", 2), {"sku": "b"}],
+                       by_city={"oslo": {"city": "Oslo", "zip": "150"}})
+    assert app.get_job(job).payload == {
+        "items": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 1}],
+        "by_city": {"oslo": {"city": "Oslo", "zip": 150}}}
+    with pytest.raises(InvalidInput, match=r"argument 'items' is not a valid list\["):
+        pack.enqueue(items=[{"qty": 1}], by_city={})
+    assert drain(app).succeeded == 1 and app.get_job(job).result == 3
+    [(items, by_city)] = seen
+    assert items == [Item("a", 2), Item("b", 1)] and by_city == {"oslo": Address(city="Oslo",
+                                                                                  zip=150)}
+
+
+NO_PYDANTIC = '''
+import dataclasses, sys
+sys.modules["pydantic"] = None  # import pydantic now fails, as where it is not installed
+from claimq import App
+from claimq.errors import InvalidInput
+from claimq.testing import drain
+
+app = App(sys.argv[1])
+app.migrate()
+
+@dataclasses.dataclass
+class Item:
+    sku: str
+    qty: int = 1
+
+@app.task
+def take(item: Item, spare: Item | None = None) -> str:
+    assert isinstance(item, Item) and spare is None
+    return f"{item.qty} {item.sku}"
+
+job = take.enqueue(item={"sku": "tea"})
+assert app.get_job(job).payload == {"item": {"sku": "tea", "qty": 1}}
+try:
+    take.enqueue(item={"colour": "red"})
+except InvalidInput as exc:
+    print("refused:", exc)
+try:
+    @app.task
+    def many(items: list[Item]) -> None: ...
+except InvalidInput as exc:
+    print("registration:", exc)
+assert drain(app).succeeded == 1 and app.get_job(job).result == "1 tea"
+print("ok")
+'''
+
+
+def test_dataclasses_work_without_pydantic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_pydantic.py"
+    script.write_text(NO_PYDANTIC)
+    done = subprocess.run([sys.executable, str(script), f"sqlite:///{tmp_path}/np.db"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "refused: argument 'item' is not a valid Item" in done.stdout
+    assert "registration: parameter 'items' (list[" in done.stdout and "needs pydantic" in \
+        done.stdout
+    assert done.stdout.strip().endswith("ok")
