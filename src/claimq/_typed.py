@@ -87,11 +87,7 @@ class Arguments:
 
 def arguments(fn: Callable[..., Any], skip_first: bool) -> Arguments | None:
     """The handler's typed parameters, or None when it has none (the common case)."""
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # noqa: BLE001 - names an annotation cannot resolve: use what is a class
-        hints = {k: v for k, v in getattr(fn, "__annotations__", {}).items()
-                 if isinstance(v, type)}
+    hints = _hints(fn)
     params = list(inspect.signature(fn).parameters.values())[1 if skip_first else 0:]
     converters = {}
     for param in params:
@@ -105,6 +101,19 @@ def arguments(fn: Callable[..., Any], skip_first: bool) -> Arguments | None:
                                "pip install 'claimq[pydantic]'")
         converters[param.name] = _Converter(hint, adapter)
     return Arguments(fn, converters, skip_first) if converters else None
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved annotations: by the module's names, then also those the function closes
+    over (a model defined in a function, under `from __future__ import annotations`), else
+    those already classes."""
+    for localns in (None, "closure"):
+        try:
+            names = inspect.getclosurevars(fn).nonlocals if localns else None
+            return typing.get_type_hints(fn, localns=names)
+        except Exception:  # noqa: BLE001, S112 - a name that cannot be resolved: try the next
+            continue
+    return {k: v for k, v in getattr(fn, "__annotations__", {}).items() if isinstance(v, type)}
 
 
 def _adapter(hint: Any) -> Any:

@@ -250,3 +250,18 @@ def test_dataclasses_work_without_pydantic(tmp_path: Path) -> None:
     assert "registration: parameter 'items' (list[" in done.stdout and "needs pydantic" in \
         done.stdout
     assert done.stdout.strip().endswith("ok")
+
+
+def test_a_model_defined_in_a_function_is_found_through_the_handlers_closure(app: App) -> None:
+    class Local(pydantic.BaseModel):  # a string annotation here (from __future__ import …)
+        n: int
+
+    @app.task
+    def local(value: Local) -> int:
+        assert isinstance(value, Local)
+        return value.n
+
+    with pytest.raises(InvalidInput, match="argument 'value' is not a valid Local"):
+        local.enqueue(value={"n": "x"})
+    job = local.enqueue(value=Local(n=4))
+    assert drain(app).succeeded == 1 and app.get_job(job).result == 4

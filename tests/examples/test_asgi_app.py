@@ -14,6 +14,7 @@ from typing import Any
 import asgi_app
 import httpx
 import pytest
+from pydantic import BaseModel
 from starlette.applications import Starlette
 
 from claimq import App
@@ -22,6 +23,11 @@ from claimq.errors import SchemaMissing
 from claimq.testing import use_database
 
 pytestmark = pytest.mark.timeout(60)
+
+
+class Signup(BaseModel):  # module level: FastAPI and claimq resolve the annotations by name
+    email: str
+    plan: str = "free"
 
 
 @asynccontextmanager
@@ -104,4 +110,41 @@ def test_running_worker_inside_a_lifespan_of_ones_own(tmp_path: Path) -> None:
         assert worker.counters.get("completed") == 1 and ran == [1]
 
     asyncio.run(main())
+    app.close()
+
+
+def test_fastapi_with_a_typed_task(tmp_path: Path) -> None:
+    """FastAPI's lifespan runs the worker; the request's pydantic body goes to the task as the
+    same model (validated at enqueue, rebuilt in the worker)."""
+    from fastapi import FastAPI
+
+    app = App(f"sqlite:///{tmp_path}/fastapi.db")
+
+    @app.task
+    async def onboard(signup: Signup) -> str:
+        assert isinstance(signup, Signup)
+        return f"{signup.email} on {signup.plan}"
+
+    api = FastAPI(lifespan=lifespan(app, migrate=True, poll_interval=0.05, grace=1))
+
+    @api.post("/signups", status_code=202)
+    async def create(signup: Signup) -> dict[str, int]:
+        return {"job": await onboard.aenqueue(signup=signup)}
+
+    @api.get("/jobs/{job_id}")
+    async def show(job_id: int) -> dict[str, Any]:
+        job = await asyncio.to_thread(app.get_job, job_id)
+        return {"status": job.status.value, "result": job.result}
+
+    async def main() -> None:
+        async with serving(api) as client:  # type: ignore[arg-type]
+            answer = await client.post("/signups", json={"email": "ada@example.com"})
+            assert answer.status_code == 202
+            shown = await wait_for(client, answer.json()["job"])
+            assert shown == {"status": "succeeded", "result": "ada@example.com on free"}
+            bad = await client.post("/signups", json={"plan": "pro"})
+            assert bad.status_code == 422  # FastAPI refuses it before the handler
+
+    asyncio.run(main())
+    assert app.list_jobs("live") == [] and len(app.list_jobs("archive")) == 1
     app.close()
