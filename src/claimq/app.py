@@ -114,7 +114,8 @@ class App:
     def on(self, event: Event, fn: Hook | None = None) -> Any:
         """Register a hook (sync or async, called with a `claimq.hooks.JobEvent`) for
         "job.started", "job.succeeded", "job.failed" or "job.dead": `@app.on("job.failed")`.
-        A hook that raises is logged; the job's outcome stays its handler's."""
+        Hooks run on the worker's event loop (a sync one must not block). A hook that raises
+        is logged; the job's outcome stays its handler's."""
 
         def register(hook: Hook) -> Hook:
             hooks = self._hooks or Hooks()

@@ -11,8 +11,10 @@ Hooks cannot change a job's outcome, and never break it: an exception a hook or 
 raises is logged (`hook.failed`) and the outcome is the handler's own (a middleware that never
 calls `call_next` still gets the handler run after it). Events fire in the worker, before the
 outcome is written: when the job shows as finished in the database its hooks have run. A job
-dead-lettered by the reaper (its lease ran out) fires none. Sync hooks run in a thread; async
-ones on the worker's loop (keep them short: they hold the job's slot).
+dead-lettered by the reaper (its lease ran out) fires none. Hooks run on the worker's event
+loop, sync ones called directly (a metrics counter, a log line, an error reporter's non-blocking
+capture: no thread hop per event); anything that may block belongs in an async hook that
+awaits it (`await asyncio.to_thread(...)`). They hold the job's slot while they run.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class Hooks:
                 if inspect.iscoroutinefunction(hook):
                     await hook(data)
                 else:
-                    await asyncio.to_thread(hook, data)
+                    hook(data)
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # noqa: BLE001 - user code: logged, never the job's
