@@ -113,12 +113,13 @@ def test_running_worker_inside_a_lifespan_of_ones_own(tmp_path: Path) -> None:
     app.close()
 
 
-def test_fastapi_with_a_typed_task(tmp_path: Path) -> None:
-    """FastAPI's lifespan runs the worker; the request's pydantic body goes to the task as the
-    same model (validated at enqueue, rebuilt in the worker)."""
+def test_fastapi_with_a_typed_task(db_url: str) -> None:
+    """FastAPI's lifespan runs the worker (on PostgreSQL, its settles run on the server's own
+    event loop); the request's pydantic body goes to the task as the same model (validated at
+    enqueue, rebuilt in the worker)."""
     from fastapi import FastAPI
 
-    app = App(f"sqlite:///{tmp_path}/fastapi.db")
+    app = App(db_url)
 
     @app.task
     async def onboard(signup: Signup) -> str:
