@@ -29,7 +29,7 @@ from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.service import Supervisor
 from claimq.app import App
 from claimq.backends.base import Backend, Completion
-from claimq.errors import InvalidInput, LeaseLost, WorkerFailed
+from claimq.errors import LeaseLost, WorkerFailed
 from claimq.job import Job
 
 log = logging.getLogger("claimq.worker")
@@ -113,7 +113,7 @@ class JobContext:
         """Record how far this job is (`fraction` from 0 to 1, an optional short note), shown
         by `claimq jobs show`; from a sync handler (async ones await `aprogress()`). Raises
         LeaseLost when the job is no longer ours."""
-        fraction, note = _progress(fraction, note)
+        fraction, note = _validate.progress(fraction, note)
         if not self._backend.set_progress(self._flight.owned, fraction, note):
             raise LeaseLost(self.job.id, "progress")
 
@@ -128,20 +128,6 @@ class JobContext:
         if self.job.id not in self._backend.complete([done], conn):
             raise LeaseLost(self.job.id, "complete")
         self._flight.completed_by_handler = True
-
-
-MAX_NOTE = 1000
-
-
-def _progress(fraction: object, note: object) -> tuple[float, str | None]:
-    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not (
-            0.0 <= fraction <= 1.0):
-        raise InvalidInput(f"progress must be a number from 0 to 1, got {fraction!r}")
-    if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE
-                             or "\x00" in note):
-        raise InvalidInput(f"a progress note is a string of at most {MAX_NOTE} characters "
-                           "without NUL")
-    return float(fraction), note
 
 
 def default_worker_id() -> str:
