@@ -128,3 +128,50 @@ def test_outside_atomic_and_an_app_on_another_database(project: tuple[dict[str, 
     job_id = int(out.split("enqueued: ", 1)[1].split()[0])
     with App(url) as app:
         assert [(j.id, j.payload) for j in live(app)] == [(job_id, {"order_id": 5})]
+
+
+def test_django_tasks_backend(project: tuple[dict[str, str], str], tmp_path: Path) -> None:
+    """Django's Tasks API (the django-tasks backport on Django 5.2) on ClaimqBackend: enqueue
+    inside atomic() (rolled back: no job), priorities, queues, run_after and takes_context
+    mapped, a claimq_worker process runs the tasks, results read back through Django's API."""
+    env, url = project
+    run(env, "manage.py", "migrate", "--verbosity", "0")
+    run(env, "manage.py", "claimq_migrate")
+    with App(url) as app:
+        rolled_back = request(env, "POST", "/tasks/orders/", item="tea", fail="1")
+        assert rolled_back["status"] == 409
+        assert (live(app), archived(app), dead(app)) == ([], [], [])
+
+        placed = request(env, "POST", "/tasks/orders/", item="cake")["body"]
+        order, result_id, notify_id = placed["order"], placed["result"], placed["notify"]
+        assert placed["status"] == "READY"
+        failing = request(env, "POST", "/tasks/explode/")["body"]["result"]
+        later = request(env, "POST", "/tasks/later/")["body"]
+        jobs = {str(j.id): j for j in live(app)}
+        assert set(jobs) == {result_id, notify_id, failing, later["result"]}
+        assert (jobs[result_id].queue, jobs[result_id].priority, jobs[result_id].tags) == (
+            "default", 0, ("shop.tasks.fulfil_later",))
+        assert (jobs[notify_id].queue, jobs[notify_id].priority) == ("mail", 7)
+        assert jobs[later["result"]].priority == -3
+        assert jobs[later["result"]].run_at.isoformat() == later["run_after"]  # type: ignore[union-attr]
+        shown = request(env, "GET", f"/tasks/results/{result_id}/")["body"]
+        assert (shown["status"], shown["args"], shown["attempts"]) == ("READY", [order], 0)
+
+        log_path = tmp_path / "worker.log"
+        with worker_process([sys.executable, "manage.py", "claimq_worker", "--poll-interval",
+                             "0.05", "--grace", "5"], PROJECT, env, log_path) as worker:
+            wait_until(lambda: len(archived(app)) + len(dead(app)) == 3
+                       or worker.poll() is not None, 60, "the three due tasks to finish")
+
+    done = request(env, "GET", f"/tasks/results/{result_id}/")["body"]
+    assert (done["status"], done["return_value"], done["attempts"]) == (
+        "SUCCESSFUL", {"order": order, "item": "cake"}, 1)
+    noted = request(env, "GET", f"/tasks/results/{notify_id}/")["body"]
+    assert noted["return_value"] == {"order": order, "attempt": 1, "id": notify_id}
+    failed = request(env, "GET", f"/tasks/results/{failing}/")["body"]
+    assert (failed["status"], failed["errors"], failed["attempts"]) == (
+        "FAILED", ["builtins.ValueError"], 1)
+    assert request(env, "GET", f"/tasks/results/{later['result']}/")["body"]["status"] == "READY"
+    assert request(env, "GET", "/tasks/results/999999/")["status"] == 404
+    status = request(env, "GET", f"/orders/{order}/")["body"]["status"]
+    assert status == "done by task"

@@ -9,10 +9,12 @@ DEBUG = False
 ALLOWED_HOSTS = ["*"]
 USE_TZ = True
 ROOT_URLCONF = "project.urls"
-INSTALLED_APPS = ["claimq.contrib.django", "shop"]
+INSTALLED_APPS = ["django_tasks", "claimq.contrib.django", "shop"]
 MIDDLEWARE: list[str] = []
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CLAIMQ_APP = "shop.jobs:app"
+TASKS = {"default": {"BACKEND": "claimq.contrib.django.tasks.ClaimqBackend",
+                     "QUEUES": ["default", "mail"]}}
 
 if os.environ["TEST_DJANGO_DB"] == "sqlite":
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3",

@@ -1,4 +1,6 @@
-"""claimq in a Django project (Django 5.2; Django 6's `django.tasks` backend is not here yet).
+"""claimq in a Django project. `claimq.contrib.django.tasks.ClaimqBackend` is a backend for
+Django's Tasks framework (Django 6, or the django-tasks backport); this module is the way in
+without it.
 
 Add `"claimq.contrib.django"` to INSTALLED_APPS and name your App in settings::
 
@@ -84,16 +86,38 @@ def _check_same_database(url: str, connection: Any) -> None:
 
 
 def app_from_settings(path: str | None = None) -> Any:
-    """The App named by `path` or settings.CLAIMQ_APP (`module:attribute`)."""
+    """The App named by `path` or settings.CLAIMQ_APP (`module:attribute`), else that of the
+    project's claimq Django Tasks backend. Every such backend is set up first, so that the App
+    knows the task that runs Django's tasks."""
     from django.conf import settings
 
     from claimq._processes import import_app
 
     path = path or getattr(settings, "CLAIMQ_APP", None)
-    if not path:
-        raise InvalidInput("name the claimq App: settings.CLAIMQ_APP = 'module:attribute', or "
-                           "pass it to the command")
-    return import_app(path)
+    backends = _task_backends()
+    if path:
+        return import_app(path)
+    if backends:
+        return backends[0].app
+    raise InvalidInput("name the claimq App: settings.CLAIMQ_APP = 'module:attribute', pass it "
+                       "to the command, or configure claimq.contrib.django.tasks.ClaimqBackend "
+                       "in settings.TASKS")
+
+
+def _task_backends() -> list[Any]:
+    """The project's claimq Django Tasks backends (none without a Tasks framework)."""
+    from django.conf import settings
+
+    configured = getattr(settings, "TASKS", None) or {}
+    ours = [alias for alias, conf in configured.items()
+            if conf.get("BACKEND") == "claimq.contrib.django.tasks.ClaimqBackend"]
+    if not ours:
+        return []
+    try:
+        from django.tasks import task_backends
+    except ImportError:
+        from django_tasks import task_backends
+    return [task_backends[alias] for alias in ours]
 
 
 __all__ = ["app_from_settings", "database_url", "enqueue"]
