@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from conftest import drop_schema
 from polling import archived, dead, live, wait_until, worker_process
 
 from claimq import App
@@ -54,8 +53,9 @@ def project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[di
     try:
         yield env, f"{base}?schema={claimq_schema}"
     finally:
-        drop_schema(base, django_schema)
-        drop_schema(base, claimq_schema)
+        with psycopg.connect(base, autocommit=True) as conn:
+            for schema in (django_schema, claimq_schema):
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def run(env: dict[str, str], *args: str) -> str:
