@@ -460,3 +460,18 @@ def enqueue_spec(item: object, **defaults: Any) -> NewJob:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+MAX_PROGRESS_NOTE = 1000
+
+
+def progress(fraction: object, note: object) -> tuple[float, str | None]:
+    """ctx.progress()'s fraction (0 to 1) and note (a short string, or None)."""
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not (
+            0.0 <= fraction <= 1.0):
+        raise InvalidInput(f"progress must be a number from 0 to 1, got {fraction!r}")
+    if note is not None and (not isinstance(note, str) or len(note) > MAX_PROGRESS_NOTE
+                             or "\x00" in note):
+        raise InvalidInput(f"a progress note is a string of at most {MAX_PROGRESS_NOTE} "
+                           "characters without NUL")
+    return float(fraction), note

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _validate
+from claimq import _typed, _validate
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
     UNSET,
@@ -18,11 +18,13 @@ from claimq.backends.base import (
     Failure,
     JobFilter,
     Owned,
+    Progress,
     QueueInfo,
     ReapResult,
 )
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
+from claimq.hooks import Event, Hook, Hooks, Middleware
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.task import Isolation, Task, default_name, takes_context
@@ -80,6 +82,7 @@ class App:
         self.clock = clock  # None: the system clock (on PostgreSQL, the server's)
         self.tasks: dict[str, Task[Any, Any]] = {}
         self._backend: Backend | None = None
+        self._hooks: Hooks | None = None  # None until one is registered: the worker checks it
 
     @property
     def backend(self) -> Backend:
@@ -117,6 +120,31 @@ class App:
         if kind not in ("reader", "producer", "worker", "admin"):
             raise InvalidInput(f"kind must be reader, producer, worker or admin, got {kind!r}")
         self.backend.grant(role, kind)
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def on(self, event: Event, fn: Hook | None = None) -> Any:
+        """Register a hook (sync or async, called with a `claimq.hooks.JobEvent`) for
+        "job.started", "job.succeeded", "job.failed" or "job.dead": `@app.on("job.failed")`.
+        Hooks run on the worker's event loop (a sync one must not block). A hook that raises
+        is logged; the job's outcome stays its handler's."""
+
+        def register(hook: Hook) -> Hook:
+            hooks = self._hooks or Hooks()
+            hooks.add_listener(event, hook)
+            self._hooks = hooks
+            return hook
+
+        return register if fn is None else register(fn)
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Register `async def mw(ctx, call_next)` around every job's handler call (the first
+        registered is the outermost): `@app.middleware`. It returns `await call_next()`; what
+        it raises is logged, and the job's outcome stays its handler's."""
+        hooks = self._hooks or Hooks()
+        hooks.add_middleware(fn)
+        self._hooks = hooks
+        return fn
 
     # -- tasks ---------------------------------------------------------------------------------
 
@@ -161,13 +189,16 @@ class App:
 
         def register(func: Callable[..., Any]) -> Task[Any, Any]:
             task_name = _validate.task_name(name or default_name(func))
-            if task_name in self.tasks and self.tasks[task_name].fn is not func:
+            existing = self.tasks.get(task_name)
+            if existing is not None and _handler(existing) is not func:
                 raise InvalidInput(f"a different function is already registered as {task_name!r}")
+            wants_context = takes_context(func)
+            typed = _typed.arguments(func, wants_context)
             if retry is not None and not isinstance(retry, RetryPolicy):
                 raise InvalidInput("retry must be a RetryPolicy")
             t: Task[Any, Any] = Task(
                 app=self,
-                fn=func,
+                fn=func if typed is None else _typed.wrap(func, typed),
                 name=task_name,
                 queue=_validate.queue_name(queue),
                 priority=_validate.integer(priority, "priority", *_validate.PRIORITY_RANGE),
@@ -180,8 +211,9 @@ class App:
                 timeout=None if timeout is None else _validate.seconds(
                     timeout, "timeout", allow_zero=False
                 ),
-                wants_context=takes_context(func),
+                wants_context=wants_context,
                 isolation=_isolation(isolation, func),
+                arguments=typed,
             )
             self.tasks[task_name] = t
             return t
@@ -199,6 +231,8 @@ class App:
                 if value is not None and value != ():
                     base[key] = value
             options = base
+            if task.arguments is not None:
+                options["payload"] = task.arguments.dump(options.get("payload"))
         else:
             options = {"task": task, **options}
         return _validate.new_job(
@@ -219,6 +253,8 @@ class App:
                 item, default_max_attempts=self.default_max_attempts,
                 payload_limit=self.payload_limit,
             )
+        if task.arguments is not None and isinstance(item, Mapping):
+            item = {**item, "payload": task.arguments.dump(item.get("payload"))}
         return _validate.enqueue_spec(
             item, default_queue=task.queue, default_priority=task.priority,
             default_max_attempts=task.max_attempts, default_timeout=task.timeout,
@@ -376,6 +412,10 @@ class App:
         if job is None:
             raise JobNotFound(f"no job {job_id}")
         return job
+
+    def get_progress(self, job_id: int) -> Progress | None:
+        """The job's last reported progress (`ctx.progress()`), None when it reported none."""
+        return self.backend.get_progress(_job_id(job_id))
 
     def list_jobs(
         self,
@@ -539,6 +579,11 @@ _STATUSES: dict[str, frozenset[str]] = {
     "archive": frozenset({Status.SUCCEEDED}),
     "dead": frozenset(DeadReason),
 }
+
+
+def _handler(task: Task[Any, Any]) -> Callable[..., Any]:
+    """The function registered (not the wrapper that rebuilds typed arguments)."""
+    return task.fn.__wrapped__ if task.arguments is not None else task.fn  # type: ignore[attr-defined]
 
 
 def _job(job: object) -> Job:

@@ -16,6 +16,7 @@ from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
 if TYPE_CHECKING:
+    from claimq._typed import Arguments
     from claimq.app import App
 
 Isolation = Literal["thread", "process"]
@@ -52,6 +53,14 @@ class Task(Generic[P, R]):
     wants_context: bool = False
     isolation: Isolation = "thread"  # "process": a sync handler in a child process
     options: CallOptions = field(default_factory=CallOptions)
+    arguments: Arguments | None = None  # typed parameters (then `fn` rebuilds them)
+
+    def dump_arguments(self, payload: Any, *, partial: bool = False) -> dict[str, Any]:
+        """The payload as stored: typed arguments validated (InvalidInput) and dumped to JSON;
+        unless `partial`, checked against the handler's parameters too."""
+        if self.arguments is None:
+            return dict(payload or {})
+        return self.arguments.dump(payload, partial=partial)
 
     @functools.cached_property
     def is_async(self) -> bool:

@@ -109,6 +109,17 @@ class JobContext:
     async def aheartbeat(self) -> None:
         await asyncio.to_thread(self.heartbeat)
 
+    def progress(self, fraction: float, note: str | None = None) -> None:
+        """Record how far this job is (`fraction` from 0 to 1, an optional short note), shown
+        by `claimq jobs show`; from a sync handler (async ones await `aprogress()`). Raises
+        LeaseLost when the job is no longer ours."""
+        fraction, note = _validate.progress(fraction, note)
+        if not self._backend.set_progress(self._flight.owned, fraction, note):
+            raise LeaseLost(self.job.id, "progress")
+
+    async def aprogress(self, fraction: float, note: str | None = None) -> None:
+        await asyncio.to_thread(self.progress, fraction, note)
+
     def complete_in(self, conn: Any, result: Any = None) -> None:
         """Complete the job inside the caller's open transaction on `conn` (a sqlite3 or psycopg
         connection), so the handler's business writes and the completion commit together.

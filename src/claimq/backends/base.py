@@ -140,6 +140,17 @@ class AuditEntry:
     affected: int
 
 
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A job's last reported progress (ctx.progress): a fraction from 0 to 1, an optional
+    note, the attempt that reported it and when."""
+
+    fraction: float
+    note: str | None
+    attempt: int
+    updated_at: datetime
+
+
 CancelOutcome = Literal["cancelled", "cancel_requested", "finished", "not_found"]
 
 
@@ -323,6 +334,13 @@ class Backend(Protocol):
     ) -> int: ...
     def purge_idempotency_keys(self, retention: float) -> int: ...
     def set_priority(self, job_id: int, priority: int) -> bool: ...
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        """Records a running job's progress, if `owned` still holds it in processing (False:
+        it does not, and nothing is written). purge() drops the progress of purged jobs."""
+        ...
+    def get_progress(self, job_id: int) -> Progress | None:
+        """The job's last recorded progress (kept after it finished, until it is purged)."""
+        ...
 
     def configure_queue(
         self,

@@ -32,6 +32,7 @@ from claimq.backends.base import (
     Listener,
     Notice,
     Owned,
+    Progress,
     QueueInfo,
     ReapResult,
     RoleKind,
@@ -1009,7 +1010,9 @@ class PostgresBackend:
         query = {"archive": self._q.purge_archive, "dead": self._q.purge_dead}[table]
         params = {"older_than": older_than, "queue": queue, "task": task, "now": self._now()}
         with self._conn() as conn:
-            return conn.execute(query, params).rowcount
+            count = conn.execute(query, params).rowcount
+            conn.execute(self._q.purge_progress)
+            return count
 
     def purge_idempotency_keys(self, retention: float) -> int:
         with self._conn() as conn:
@@ -1021,6 +1024,19 @@ class PostgresBackend:
             params = {"id": job_id, "priority": priority, "now": self._now()}
             row = conn.execute(self._q.set_priority, params)
             return row.fetchone() is not None
+
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        params = {"id": owned.id, "token": _token(owned.token), "fraction": fraction,
+                  "note": note, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(self._q.set_progress, params).fetchone() is not None
+
+    def get_progress(self, job_id: int) -> Progress | None:
+        with self._conn() as conn:
+            row = conn.execute(self._q.get_progress, {"id": job_id}).fetchone()
+        if row is None:
+            return None
+        return Progress(row["fraction"], row["note"], row["attempt"], row["updated_at"])
 
     def configure_queue(
         self,

@@ -29,6 +29,7 @@ from claimq.backends.base import (
     JobFilter,
     Listener,
     Owned,
+    Progress,
     QueueInfo,
     ReapResult,
     RoleKind,
@@ -339,8 +340,9 @@ class SQLiteBackend:
                 holder = conn.execute(
                     _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
                 ).fetchone()
-                if holder is not None and holder["holds"]:
-                    ids.append(holder["job_id"])
+                # by position: the caller's connection (conn=) may have no row factory
+                if holder is not None and holder[1]:
+                    ids.append(holder[0])
                     continue  # a held key writes nothing, not even its queue
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
@@ -659,7 +661,10 @@ class SQLiteBackend:
         query = {"archive": _Q.purge_archive, "dead": _Q.purge_dead}[table]
         with self._write() as conn:
             before = None if older_than is None else self._time() - older_than
-            return conn.execute(query, {"before": before, "queue": queue, "task": task}).rowcount
+            params = {"before": before, "queue": queue, "task": task}
+            count = conn.execute(query, params).rowcount
+            conn.execute(_Q.purge_progress)
+            return count
 
     def purge_idempotency_keys(self, retention: float) -> int:
         with self._write() as conn:
@@ -670,6 +675,19 @@ class SQLiteBackend:
         with self._write() as conn:
             params = {"id": job_id, "priority": priority, "now": self._time()}
             return conn.execute(_Q.set_priority, params).fetchone() is not None
+
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        with self._write() as conn:
+            params = {"id": owned.id, "token": owned.token, "fraction": fraction, "note": note,
+                      "now": self._time()}
+            return conn.execute(_Q.set_progress, params).fetchone() is not None
+
+    @mapped
+    def get_progress(self, job_id: int) -> Progress | None:
+        row = self._conn().execute(_Q.get_progress, {"id": job_id}).fetchone()
+        if row is None:
+            return None
+        return Progress(row[0], row[1], row[2], datetime.fromtimestamp(row[3], UTC))
 
     def configure_queue(
         self,
