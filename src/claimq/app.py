@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
 from claimq import _validate
+from claimq._results import JobHandle, ResultWaiter
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
 from claimq.clock import Clock
@@ -20,6 +22,7 @@ from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.task import Isolation, Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
+_WAITER_LOCK = threading.Lock()  # an App's one ResultWaiter, made once
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -54,6 +57,7 @@ class App:
         *,
         idempotency_retention: float | timedelta = timedelta(hours=24),
         payload_limit: int = _validate.MAX_PAYLOAD_BYTES,
+        result_limit: int = _validate.MAX_RESULT_BYTES,
         default_max_attempts: int = 20,
         clock: Clock | None = None,
     ) -> None:
@@ -64,6 +68,8 @@ class App:
             idempotency_retention, "idempotency_retention"
         )
         self.payload_limit = _validate.integer(payload_limit, "payload_limit", 2, 64 * 2**20)
+        # A handler's return value past it sends the job to dead letters (permanent_error).
+        self.result_limit = _validate.integer(result_limit, "result_limit", 1, 64 * 2**20)
         self.default_max_attempts = _validate.integer(
             default_max_attempts, "default_max_attempts", *_validate.MAX_ATTEMPTS_RANGE
         )
@@ -72,6 +78,7 @@ class App:
         self.clock = clock  # None: the system clock (on PostgreSQL, the server's)
         self.tasks: dict[str, Task[Any, Any]] = {}
         self._backend: Backend | None = None
+        self._waiter: ResultWaiter | None = None
 
     @property
     def backend(self) -> Backend:
@@ -80,6 +87,9 @@ class App:
         return self._backend
 
     def close(self) -> None:
+        if self._waiter is not None:
+            self._waiter.close()
+            self._waiter = None
         if self._backend is not None:
             self._backend.close()
             self._backend = None
@@ -221,8 +231,9 @@ class App:
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
         conn: Any = None,
-    ) -> int:
-        """Queue one job; returns its id. With `conn` (a sqlite3 or psycopg connection) the job
+    ) -> JobHandle:
+        """Queue one job; returns its id (a JobHandle: an int that can also wait for the
+        job's result, `.result(timeout)`). With `conn` (a sqlite3 or psycopg connection) the job
         is written inside the caller's transaction: it exists if and only if that commits. With an
         idempotency key that a job still holds, returns that job's id and writes nothing."""
         job = self._new_job(
@@ -230,7 +241,7 @@ class App:
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
             timeout=timeout, retry=retry,
         )
-        return self.backend.enqueue([job], self.idempotency_retention, conn)[0]
+        return JobHandle(self.backend.enqueue([job], self.idempotency_retention, conn)[0], self)
 
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
         """Queue many jobs in one transaction; each dict takes enqueue()'s options (a registered
@@ -245,12 +256,12 @@ class App:
 
     async def aenqueue(
         self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any
-    ) -> int:
+    ) -> JobHandle:
         """Async enqueue(). With a psycopg AsyncConnection as `conn`, writes in its transaction."""
         conn = options.pop("conn", None)
         if conn is not None and self.backend.is_async_connection(conn):
             job = self._new_job(task, payload=payload, **options)
-            return (await self.backend.aenqueue([job], conn))[0]
+            return JobHandle((await self.backend.aenqueue([job], conn))[0], self)
         return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
 
     async def aenqueue_many(
@@ -300,7 +311,8 @@ class App:
 
     def complete(self, job: Job, result: Any = None, *, conn: Any = None) -> None:
         """processing -> archive, with an optional JSON result. Raises LeaseLost."""
-        done = Completion(_job(job).id, _token(job), _validate.result_json(result))
+        done = Completion(_job(job).id, _token(job),
+                          _validate.result_json(result, self.result_limit))
         if job.id not in self.backend.complete([done], conn):
             raise LeaseLost(job.id, "complete")
 
@@ -466,6 +478,27 @@ class App:
         """Every queue with its settings and live counts."""
         return self.backend.list_queues()
 
+    # -- results -------------------------------------------------------------------------------
+
+    def result(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """Waits for job `job_id` to finish; returns its handler's return value once archived.
+        Raises JobFailed (it went to dead letters: `.reason`, `.error`), TimeoutError (not
+        finished within `timeout` seconds; None waits as long as it takes), JobNotFound (no
+        such job, or its row was pruned). PostgreSQL wakes waiters by NOTIFY; SQLite polls."""
+        job_id = _job_id(job_id)
+        return self._results().wait(job_id, _timeout(timeout))
+
+    async def aresult(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """result() for async code: the event loop goes on while it waits."""
+        job_id = _job_id(job_id)
+        return await self._results().await_result(job_id, _timeout(timeout))
+
+    def _results(self) -> ResultWaiter:
+        with _WAITER_LOCK:
+            if self._waiter is None:
+                self._waiter = ResultWaiter(self.backend)
+            return self._waiter
+
 
 _STATUSES: dict[str, frozenset[str]] = {
     "live": frozenset({Status.PENDING, Status.FETCHED, Status.PROCESSING}),
@@ -478,6 +511,10 @@ def _job(job: object) -> Job:
     if not isinstance(job, Job):
         raise InvalidInput(f"expected a Job (as claim() returns it), got {job!r}")
     return job
+
+
+def _timeout(timeout: object) -> float | None:
+    return None if timeout is None else _validate.seconds(timeout, "timeout")
 
 
 def _lease(lease: object) -> float | None:

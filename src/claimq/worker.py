@@ -49,6 +49,7 @@ class JobContext:
     _lease: float | None = field(repr=False)
     _loop: asyncio.AbstractEventLoop = field(repr=False)
     _abandon: Any = field(repr=False)
+    _result_limit: int = field(repr=False, default=_validate.MAX_RESULT_BYTES)
 
     @property
     def id(self) -> int:
@@ -113,7 +114,8 @@ class JobContext:
         """Complete the job inside the caller's open transaction on `conn` (a sqlite3 or psycopg
         connection), so the handler's business writes and the completion commit together.
         Raises LeaseLost (roll back!) when the job is no longer ours."""
-        done = Completion(self.job.id, self._flight.owned.token, _validate.result_json(result))
+        done = Completion(self.job.id, self._flight.owned.token,
+                          _validate.result_json(result, self._result_limit))
         if self.job.id not in self._backend.complete([done], conn):
             raise LeaseLost(self.job.id, "complete")
         self._flight.completed_by_handler = True
@@ -219,7 +221,8 @@ class Worker:
             lease=self.lease, default_lease=DEFAULT_LEASE, concurrency=self.concurrency,
             make_context=lambda f: JobContext(
                 job=f.job, attempt=f.attempt, worker_id=self.worker_id, _flight=f,
-                _backend=backend, _lease=self.lease, _loop=loop, _abandon=executor.abandon),
+                _backend=backend, _lease=self.lease, _loop=loop, _abandon=executor.abandon,
+                _result_limit=self.app.result_limit),
         )
         completer.start_jobs = executor.start
         fetcher = Fetcher(db, registry, counters, claims, completer, executor.start,

@@ -132,9 +132,10 @@ class Capabilities:
 
 class Notice(NamedTuple):
     """One notification from listen(): `kind` "job" (payload: the queue that got jobs) or
-    "cancel" (payload: the id of a job whose cancel was requested, as text)."""
+    "cancel" (payload: the id of a job whose cancel was requested, as text); from
+    listen_results(): "finished" (payload: ids of jobs just archived or dead, comma-separated)."""
 
-    kind: Literal["job", "cancel"]
+    kind: Literal["job", "cancel", "finished"]
     payload: str
 
 
@@ -242,6 +243,17 @@ class Backend(Protocol):
     def wake_workers(self, queues: Sequence[str]) -> None:
         """Tells listening workers that `queues` got jobs (no-op without listen_notify)."""
         ...
+
+    # Results (app.result): with listen_notify, a waiter registers the jobs it waits for and
+    # listens; the archive or dead-letter insert of such a job notifies it.
+    def listen_results(self) -> Listener:
+        """A new connection listening for "finished" notices of watched jobs. Without
+        capabilities.listen_notify: raises NotImplementedError (waiters poll)."""
+        ...
+    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        """Registers `waiter` (a uuid) as waiting for these jobs (no-op without listen_notify)."""
+        ...
+    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None: ...
 
     def get_job(self, job_id: int) -> Job | None: ...
     def list_jobs(

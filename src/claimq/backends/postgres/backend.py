@@ -310,22 +310,26 @@ def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
 
 
 class _PgListener:
-    """listen()'s connection: LISTENs on the schema's two channels."""
+    """listen()'s connection: LISTENs on the schema's two channels (listen_results(): on its
+    finished-jobs channel)."""
 
-    def __init__(self, backend: PostgresBackend) -> None:
+    def __init__(self, backend: PostgresBackend, channels: Sequence[str]) -> None:
         self._backend = backend
+        self._kinds: dict[str, Literal["job", "cancel", "finished"]] = {
+            backend.channel: "job", backend.cancel_channel: "cancel",
+            backend.finished_channel: "finished"}
         try:
             self._conn = psycopg.connect(backend.conninfo, autocommit=True)
-            self._conn.execute(f"LISTEN {backend.channel}")
-            self._conn.execute(f"LISTEN {backend.cancel_channel}")
+            for channel in channels:
+                self._conn.execute(f"LISTEN {channel}")
         except psycopg.Error as exc:
             raise backend._error(exc) from exc
 
     def notices(self, timeout: float) -> Iterator[Notice]:
-        cancel = self._backend.cancel_channel
+        kinds = self._kinds
         try:
             for note in self._conn.notifies(timeout=timeout):
-                yield Notice("cancel" if note.channel == cancel else "job", note.payload)
+                yield Notice(kinds.get(note.channel, "job"), note.payload)
         except psycopg.Error as exc:
             raise self._backend._error(exc) from exc
 
@@ -360,6 +364,7 @@ class PostgresBackend:
         self.channel = f"{self.schema}_jobs"
         self._limited: dict[str | None, tuple[bool, float]] = {}  # by queues' array literal
         self.cancel_channel = f"{self.schema}_cancel"
+        self.finished_channel = f"{self.schema}_finished"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
@@ -1008,7 +1013,20 @@ class PostgresBackend:
     def listen(self) -> Listener:
         """A dedicated connection (outside the pool) listening for new jobs and cancel requests
         on this schema's channels."""
-        return _PgListener(self)
+        return _PgListener(self, (self.channel, self.cancel_channel))
+
+    def listen_results(self) -> Listener:
+        """A dedicated connection listening on this schema's finished-jobs channel."""
+        return _PgListener(self, (self.finished_channel,))
+
+    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        params = {"ids": _numbers(job_ids), "waiter": waiter, "now": self._now()}
+        with self._conn() as conn:
+            conn.execute(self._q.watch_results, params)
+
+    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        with self._conn() as conn:
+            conn.execute(self._q.unwatch_results, {"ids": _numbers(job_ids), "waiter": waiter})
 
     def wake_workers(self, queues: Sequence[str]) -> None:
         with self._conn() as conn:

@@ -547,6 +547,16 @@ class SQLiteBackend:
     def wake_workers(self, queues: Sequence[str]) -> None:
         """Nothing to do: SQLite workers poll."""
 
+    def listen_results(self) -> Listener:
+        """No notifications on SQLite: result waiters poll (with back-off)."""
+        raise NotImplementedError("SQLite has no LISTEN/NOTIFY; result waiters poll")
+
+    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        """Nothing to do: SQLite waiters poll."""
+
+    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        """Nothing to do: SQLite waiters poll."""
+
     @mapped
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cur = self._conn().execute(sql, tuple(params))
