@@ -30,7 +30,13 @@ log = logging.getLogger("claimq.results")
 POLL_FIRST = 0.005  # SQLite: seconds before the first re-read, growing by POLL_GROWTH
 POLL_GROWTH = 1.5
 POLL_MAX = 0.5
-SAFETY_RECHECK = 2.0  # PostgreSQL: a waiter re-reads its job at least this often
+# PostgreSQL: a waiter re-reads its job RECHECK_FIRST seconds after it starts waiting, then at
+# four times the pause before, up to SAFETY_RECHECK. The early re-reads find a job whose
+# completion was already under way when the wait was registered (its trigger ran before the
+# registration committed, its commit after the first read: no notice for it); the late ones,
+# a notice lost while the listener reconnected.
+RECHECK_FIRST = 0.02
+SAFETY_RECHECK = 2.0
 
 
 class JobHandle(int):
@@ -102,7 +108,8 @@ class ResultWaiter:
     def _pause(self, delay: float, left: float | None) -> tuple[float, float]:
         """How long to wait now, and the next poll delay."""
         if self.notify:
-            pause, delay = SAFETY_RECHECK, delay
+            pause = delay = min(delay, SAFETY_RECHECK)
+            delay *= 4
         else:
             pause, delay = delay, min(delay * POLL_GROWTH, POLL_MAX)
         return (pause if left is None else min(pause, left)), delay
@@ -112,7 +119,7 @@ class ResultWaiter:
         woken = threading.Event()
         self._register(job_id, woken.set)
         try:
-            delay = POLL_FIRST
+            delay = RECHECK_FIRST if self.notify else POLL_FIRST
             while True:
                 woken.clear()
                 finished, result, left = _read(job_id, self.backend.get_job(job_id), deadline,
@@ -134,7 +141,7 @@ class ResultWaiter:
 
         await asyncio.to_thread(self._register, job_id, wake)
         try:
-            delay = POLL_FIRST
+            delay = RECHECK_FIRST if self.notify else POLL_FIRST
             while True:
                 woken.clear()
                 job = await asyncio.to_thread(self.backend.get_job, job_id)

@@ -26,6 +26,7 @@ WAIT = 30.0  # a waiter's timeout: reached only when the wake-up is broken
 def notify_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """No safety re-check within a test's life: a PostgreSQL waiter must be woken by NOTIFY."""
     monkeypatch.setattr(_results, "SAFETY_RECHECK", 3600.0)
+    monkeypatch.setattr(_results, "RECHECK_FIRST", 3600.0)
 
 
 def _waiting(app: App, job_id: int, *, count: int = 1) -> None:
