@@ -19,6 +19,8 @@ from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
+from claimq.schedules import Missed, Schedules
+from claimq.schedules import default_name as default_schedule_name
 from claimq.task import Isolation, Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
@@ -79,6 +81,7 @@ class App:
         self.tasks: dict[str, Task[Any, Any]] = {}
         self._backend: Backend | None = None
         self._waiter: ResultWaiter | None = None
+        self.schedules = Schedules(self)  # the runtime API of periodic schedules
 
     @property
     def backend(self) -> Backend:
@@ -178,6 +181,35 @@ class App:
             return t
 
         return register if fn is None else register(fn)
+
+    def periodic(
+        self,
+        cron: str | None = None,
+        *,
+        every: float | timedelta | None = None,
+        tz: str = "UTC",
+        missed: Missed = "latest",
+        name: str | None = None,
+        payload: dict[str, Any] | None = None,
+        **task_options: Any,
+    ) -> Callable[[Callable[..., Any]], Task[Any, Any]]:
+        """Runs a task on a schedule: `@app.periodic("*/5 * * * *", tz="Europe/Lisbon")` (cron,
+        in that zone, DST included) or `@app.periodic(every=90)` (seconds). Registers the
+        function as a task (task_options as app.task's; a Task is used as it is) and declares
+        a schedule named `name` (default: the task's name, up to 55 characters) that every
+        worker fires: exactly one job per tick, with `payload` as its arguments. `missed`: what
+        ticks missed while no worker ran become: "latest" (one job, for the latest), "all",
+        or "skip"."""
+
+        def declare(func: Callable[..., Any]) -> Task[Any, Any]:
+            t = func if isinstance(func, Task) else self.task(**task_options)(func)
+            self.schedules.declare(
+                name or default_schedule_name(t.name), t, cron=cron, every=every, tz=tz,
+                missed=missed, payload=payload, queue=None, priority=None, max_attempts=None,
+                timeout=None)
+            return t
+
+        return declare
 
     # -- enqueue -------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from claimq._worker.heartbeater import Heartbeater
 from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.listener import Listener
 from claimq._worker.reaper import Reaper, Tidier
+from claimq._worker.scheduler import Scheduler
 from claimq._worker.service import Supervisor
 from claimq.app import App
 from claimq.backends.base import Backend, Completion
@@ -147,8 +148,10 @@ class Worker:
         grace: float = 30.0,
         batch: int | None = None,
         worker_id: str | None = None,
+        schedules: bool = True,
     ) -> None:
         self.app = app
+        self.schedules = bool(_validate.boolean(schedules, "schedules"))  # run the scheduler
         self.queues = None if queues is None else [_validate.queue_name(q) for q in queues]
         self.concurrency = _validate.integer(concurrency, "concurrency", 1, 10_000)
         self.lease = None if lease is None else _validate.seconds(lease, "lease", allow_zero=False)
@@ -244,6 +247,8 @@ class Worker:
                         interval=reap_every, stopping=stopping),
                         Tidier(backend, db, counters, stopping=stopping), fetcher):
             supervisor.start(service)
+        if self.schedules:
+            supervisor.start(Scheduler(self.app, db, counters, stopping=stopping))
         if backend.capabilities.listen_notify:
             supervisor.start(Listener(backend, self.queues, wake=fetcher.wake,
                                       cancel_hint=heartbeater.cancel_hint))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -110,6 +110,71 @@ class QueueInfo:
     oldest_ready_age: float | None = None
     archived: int = 0
     dead: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    """A row of the schedules table. `next_run_at` is the first tick not enqueued yet;
+    `declared` the definition code declared (None: added at runtime)."""
+
+    name: str
+    task: str
+    payload_json: str
+    queue: str
+    priority: int
+    max_attempts: int
+    timeout: float | None
+    cron: str | None
+    every: float | None
+    tz: str
+    missed: str
+    paused: bool
+    next_run_at: datetime
+    last_run_at: datetime | None = None
+    last_job_id: int | None = None
+    declared: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class SchedulePlan(NamedTuple):
+    """What a due schedule does now: the jobs of its due ticks (none: the ticks are skipped),
+    the tick it fired last, and its next tick."""
+
+    jobs: Sequence[NewJob]
+    last_tick: datetime | None
+    next_run_at: datetime
+
+
+# fire_schedules' callback: a locked, due row and the transaction's time -> its plan (None:
+# leave the row as it is, e.g. a definition that cannot be read; the caller says so).
+Planner = Callable[[ScheduleRow, datetime], SchedulePlan | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    """How long finished jobs of `queue` ('*': every queue without a policy of its own) stay:
+    at most `archive_age` seconds and `archive_rows` rows in the archive, likewise for dead
+    letters. None: no limit of that kind."""
+
+    queue: str
+    archive_age: float | None = None
+    archive_rows: int | None = None
+    dead_age: float | None = None
+    dead_rows: int | None = None
+
+
+class PruneBatch(NamedTuple):
+    """At most `limit` rows of `table`: those of `queue` (None: of every queue but
+    `skip_queues`) finished more than `older_than` seconds ago, or older than its `keep_rows`
+    newest rows."""
+
+    table: Literal["archive", "dead"]
+    queue: str | None
+    skip_queues: Sequence[str]
+    older_than: float | None
+    keep_rows: int | None
+    limit: int
 
 
 CancelOutcome = Literal["cancelled", "cancel_requested", "finished", "not_found"]
@@ -292,3 +357,34 @@ class Backend(Protocol):
     ) -> QueueInfo: ...
     def list_queues(self) -> list[QueueInfo]: ...
     def now(self) -> datetime: ...
+
+    # -- schedules -----------------------------------------------------------------------------
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]: ...
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        """Adds the schedule; False (and nothing written) when its name is taken."""
+        ...
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        """Writes every field of the schedule named `row.name`; False when there is none."""
+        ...
+    def delete_schedule(self, name: str) -> bool: ...
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        """One transaction: up to `limit` due, unpaused schedules locked (rows another
+        transaction holds are skipped), `plan` asked for each, its jobs enqueued and its
+        next_run_at moved on. Returns the ids enqueued per schedule name."""
+        ...
+
+    # -- retention -----------------------------------------------------------------------------
+    def list_retention(self) -> list[RetentionPolicy]: ...
+    def set_retention(self, policy: RetentionPolicy) -> None: ...
+    def delete_retention(self, queue: str) -> bool: ...
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        """Takes (or renews) the named lease for `holder` unless another holder's is running."""
+        ...
+    def drop_lease(self, name: str, holder: str) -> None: ...
+    def prune(self, batch: PruneBatch) -> int:
+        """Deletes one bounded batch (one short transaction); returns how many rows."""
+        ...
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        """purge_idempotency_keys in batches of at most `batch` rows; also drops result waits
+        of jobs long finished. Returns how many keys it deleted."""
+        ...

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from claimq._validate import NewJob
+from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._rows import json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
@@ -29,8 +30,12 @@ from claimq.backends.base import (
     Listener,
     Notice,
     Owned,
+    Planner,
+    PruneBatch,
     QueueInfo,
     ReapResult,
+    RetentionPolicy,
+    ScheduleRow,
     Settled,
     Started,
     Table,
@@ -163,6 +168,30 @@ def _row_to_job(row: dict[str, Any]) -> Job:
         result=result,
         reason=get("reason"),
     )
+
+
+def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
+    return ScheduleRow(
+        name=r["name"], task=r["task"], payload_json=r["payload_json"], queue=r["queue"],
+        priority=r["priority"], max_attempts=r["max_attempts"], timeout=r["timeout_seconds"],
+        cron=r["cron"], every=r["every_seconds"], tz=r["tz"], missed=r["missed"],
+        paused=r["paused"], next_run_at=r["next_run_at"], last_run_at=r["last_run_at"],
+        last_job_id=r["last_job_id"], declared=r["declared"], created_at=r["created_at"],
+        updated_at=r["updated_at"],
+    )
+
+
+def schedule_params(row: ScheduleRow) -> dict[str, Any]:
+    """insert_schedule.sql's and update_schedule.sql's parameters (both backends)."""
+    return {
+        "name": row.name, "task": row.task, "payload": row.payload_json, "queue": row.queue,
+        "priority": row.priority, "max_attempts": row.max_attempts, "timeout": row.timeout,
+        "cron": row.cron, "every": row.every, "tz": row.tz, "missed": row.missed,
+        "paused": row.paused, "next_run_at": row.next_run_at, "declared": row.declared,
+    }
+
+
+_PRUNED_TABLES = {"archive": "archive", "dead": "dead"}
 
 
 def _server_time() -> None:
@@ -957,9 +986,7 @@ class PostgresBackend:
             return conn.execute(query, params).rowcount
 
     def purge_idempotency_keys(self, retention: float) -> int:
-        with self._conn() as conn:
-            params = {"retention": retention, "now": self._now()}
-            return conn.execute(self._q.purge_idempotency, params).rowcount
+        return all_batches(lambda: self.prune_idempotency_keys(retention, PURGE_BATCH))
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._conn() as conn:
@@ -1031,6 +1058,88 @@ class PostgresBackend:
     def wake_workers(self, queues: Sequence[str]) -> None:
         with self._conn() as conn:
             conn.execute(self._q.notify_queues, {"names": list(queues)}).fetchall()
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_schedules, {"name": name}).fetchall()
+        return [_schedule_row(r) for r in rows]
+
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        with self._conn() as conn:
+            params = {**schedule_params(row), "now": self._now()}
+            return conn.execute(self._q.insert_schedule, params).fetchone() is not None
+
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        with self._conn() as conn:
+            params = {**schedule_params(row), "now": self._now()}
+            return conn.execute(self._q.update_schedule, params).fetchone() is not None
+
+    def delete_schedule(self, name: str) -> bool:
+        with self._conn() as conn:
+            return conn.execute(self._q.delete_schedule, {"name": name}).fetchone() is not None
+
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        fired: dict[str, list[int]] = {}
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            now = self._now()
+            rows = cur.execute(self._q.due_schedules, {"now": now, "limit": limit}).fetchall()
+            for r in rows:
+                planned = plan(_schedule_row(r), r["now"])
+                if planned is None:
+                    continue
+                ids = self._insert(cur, planned.jobs, retention) if planned.jobs else []
+                moved = cur.execute(self._q.schedule_fired, {
+                    "name": r["name"], "old_next_run_at": r["next_run_at"],
+                    "next_run_at": planned.next_run_at, "last_tick": planned.last_tick,
+                    "last_job_id": ids[-1] if ids else None, "now": now,
+                }).fetchone()
+                if moved is None:  # the row is locked by this transaction: cannot happen
+                    raise ClaimqError(f"schedule {r['name']!r} changed while locked")
+                fired[r["name"]] = ids
+        return fired
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def list_retention(self) -> list[RetentionPolicy]:
+        with self._conn() as conn:
+            return [RetentionPolicy(**r) for r in conn.execute(self._q.list_retention)]
+
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        params = {"queue": policy.queue, "archive_age": policy.archive_age,
+                  "archive_rows": policy.archive_rows, "dead_age": policy.dead_age,
+                  "dead_rows": policy.dead_rows, "now": self._now()}
+        with self._conn() as conn:
+            conn.execute(self._q.set_retention, params)
+
+    def delete_retention(self, queue: str) -> bool:
+        with self._conn() as conn:
+            return conn.execute(self._q.delete_retention, {"queue": queue}).fetchone() is not None
+
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        params = {"name": name, "holder": holder, "seconds": seconds, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(self._q.take_lease, params).fetchone() is not None
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        with self._conn() as conn:
+            conn.execute(self._q.drop_lease, {"name": name, "holder": holder})
+
+    def prune(self, batch: PruneBatch) -> int:
+        query = self._q.prune.replace("{table}", _PRUNED_TABLES[batch.table])
+        params = {"queue": batch.queue, "skip": _texts(batch.skip_queues),
+                  "older_than": batch.older_than, "keep_rows": batch.keep_rows,
+                  "batch": batch.limit, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(query, params).rowcount
+
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        params = {"retention": retention, "batch": batch, "now": self._now()}
+        with self._conn() as conn:
+            deleted = conn.execute(self._q.prune_idempotency, params).rowcount
+            conn.execute(self._q.prune_waiters, {"now": params["now"]})
+        return deleted
 
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._conn() as conn:

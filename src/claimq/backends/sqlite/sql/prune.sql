@@ -1,0 +1,20 @@
+-- One bounded batch of retention for {table} (claimq_archive or claimq_dead, filled in by the
+-- backend): rows of one queue (or of every queue but those with a policy of their own)
+-- finished before :before, or older than the queue's :keep_rows newest.
+WITH beyond AS (
+    SELECT t.finished_at, t.id FROM {table} t
+    WHERE :keep_rows IS NOT NULL
+      AND (:queue IS NULL OR t.queue = :queue)
+      AND (:queue IS NOT NULL OR t.queue NOT IN (SELECT value FROM json_each(:skip)))
+    ORDER BY t.finished_at DESC, t.id DESC
+    LIMIT 1 OFFSET coalesce(:keep_rows, 0)
+)
+DELETE FROM {table} WHERE id IN (
+    SELECT t.id FROM {table} t
+    WHERE (:queue IS NULL OR t.queue = :queue)
+      AND (:queue IS NOT NULL OR t.queue NOT IN (SELECT value FROM json_each(:skip)))
+      AND (t.finished_at < :before
+           OR (t.finished_at, t.id) <= (SELECT b.finished_at, b.id FROM beyond b))
+    ORDER BY t.finished_at
+    LIMIT :batch
+)
