@@ -11,10 +11,18 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _validate
+from claimq import _retention, _validate
 from claimq._results import JobHandle, ResultWaiter
 from claimq.backends import Backend, open_backend
-from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
+from claimq.backends.base import (
+    UNSET,
+    Completion,
+    Failure,
+    Owned,
+    QueueInfo,
+    ReapResult,
+    RetentionPolicy,
+)
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
 from claimq.job import DeadReason, Job, Status
@@ -82,6 +90,7 @@ class App:
         self._backend: Backend | None = None
         self._waiter: ResultWaiter | None = None
         self.schedules = Schedules(self)  # the runtime API of periodic schedules
+        self._pruner_id = _retention.holder()
 
     @property
     def backend(self) -> Backend:
@@ -509,6 +518,44 @@ class App:
     def queues(self) -> list[QueueInfo]:
         """Every queue with its settings and live counts."""
         return self.backend.list_queues()
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def set_retention(
+        self,
+        queue: str | None = None,
+        *,
+        archive_age: float | timedelta | None = None,
+        archive_rows: int | None = None,
+        dead_age: float | timedelta | None = None,
+        dead_rows: int | None = None,
+    ) -> RetentionPolicy:
+        """How long finished jobs of `queue` (None: every queue without a policy of its own)
+        stay: at most `archive_age` seconds and `archive_rows` rows in the archive (results
+        included), likewise in dead letters; None lifts that limit. Stored in the database:
+        every worker's pruner applies it. Without a default policy: archive 14 days, dead
+        letters 30 days. The default's row limits count all the queues it covers together."""
+        found = _retention.policy(queue, archive_age, archive_rows, dead_age, dead_rows)
+        self.backend.set_retention(found)
+        return found
+
+    def clear_retention(self, queue: str | None = None) -> None:
+        """Removes `queue`'s own policy (it takes the default again); None: the default's
+        (back to the built-in one)."""
+        name = _retention.policy(queue, None, None, None, None).queue
+        if not self.backend.delete_retention(name):
+            raise JobNotFound(f"no retention policy for {name!r}")
+
+    def retention(self) -> list[RetentionPolicy]:
+        """The policies in force: the default ('*') first, then each queue's own."""
+        return _retention.policies(self)
+
+    def prune(self, *, batch: int = 1000) -> dict[str, int] | None:
+        """One pruning pass as every worker runs it (about once a minute): deletes what the
+        retention policies say, `batch` rows per transaction, plus expired idempotency keys.
+        Returns the counts per table, or None when another process is pruning right now (one
+        pruner at a time across all workers: a lease in the database)."""
+        return _retention.prune(self, self._pruner_id, batch)
 
     # -- results -------------------------------------------------------------------------------
 

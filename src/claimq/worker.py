@@ -25,6 +25,7 @@ from claimq._worker.fetcher import Fetcher, wait_any
 from claimq._worker.heartbeater import Heartbeater
 from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.listener import Listener
+from claimq._worker.pruner import Pruner
 from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.scheduler import Scheduler
 from claimq._worker.service import Supervisor
@@ -149,9 +150,11 @@ class Worker:
         batch: int | None = None,
         worker_id: str | None = None,
         schedules: bool = True,
+        prune: bool = True,
     ) -> None:
         self.app = app
         self.schedules = bool(_validate.boolean(schedules, "schedules"))  # run the scheduler
+        self.prune = bool(_validate.boolean(prune, "prune"))  # run the pruner (retention)
         self.queues = None if queues is None else [_validate.queue_name(q) for q in queues]
         self.concurrency = _validate.integer(concurrency, "concurrency", 1, 10_000)
         self.lease = None if lease is None else _validate.seconds(lease, "lease", allow_zero=False)
@@ -249,6 +252,8 @@ class Worker:
             supervisor.start(service)
         if self.schedules:
             supervisor.start(Scheduler(self.app, db, counters, stopping=stopping))
+        if self.prune:
+            supervisor.start(Pruner(self.app, db, counters, stopping=stopping))
         if backend.capabilities.listen_notify:
             supervisor.start(Listener(backend, self.queues, wake=fetcher.wake,
                                       cancel_hint=heartbeater.cancel_hint))

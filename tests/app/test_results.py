@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
+from app_support import worker_running
 
 from claimq import App, InvalidInput, JobFailed, JobHandle, JobNotFound, Permanent, Worker, _results
 
@@ -214,11 +215,7 @@ def test_with_a_real_worker(worker_app: App) -> None:
     """End to end: a Worker runs the jobs; a too-large result sends its job to dead letters
     with a reason that says so."""
     add, big = worker_app.tasks["res.add"], worker_app.tasks["res.big"]
-    worker = Worker(worker_app, concurrency=2, poll_interval=0.05)
-    thread = threading.Thread(target=worker.run, kwargs={"install_signals": False},
-                              daemon=True)
-    thread.start()
-    try:
+    with worker_running(Worker(worker_app, concurrency=2, poll_interval=0.05)):
         assert add.enqueue(a=2, b=3).result(timeout=WAIT) == 5
         handle = big.enqueue()
         with pytest.raises(JobFailed) as raised:
@@ -226,7 +223,3 @@ def test_with_a_real_worker(worker_app: App) -> None:
         assert raised.value.reason == "permanent_error"
         assert raised.value.error is not None
         assert "over the limit of 1000 bytes" in raised.value.error["message"]
-    finally:
-        worker.stop()
-        thread.join(60)
-    assert not thread.is_alive()

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import schedule_procs
+from app_support import run_threads, worker_running
 
 from claimq import App, InvalidInput, JobNotFound, Worker
 from claimq.clock import FakeClock
@@ -118,11 +119,7 @@ def test_two_racing_for_the_same_tick_make_one_job(db_url: str, start: datetime,
             barrier.wait(30)
             counts[n] += sum(len(ids) for ids in apps[n].schedules.fire_due().values())
 
-    threads = [threading.Thread(target=racer, args=(n,)) for n in (0, 1)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    run_threads(racer, [(0,), (1,)])
     for a in apps:
         a.close()
     assert sum(counts) == 30
@@ -308,19 +305,13 @@ def test_a_worker_runs_its_apps_schedules(db_url: str, start: datetime) -> None:
         ran.set()
         return "beat"
 
-    worker = Worker(app, concurrency=1, poll_interval=0.05)
-    thread = threading.Thread(target=worker.run, kwargs={"install_signals": False},
-                              daemon=True)
-    thread.start()
     try:
-        for _ in range(600):  # until the scheduler has written the declaration
-            if app.schedules.list():
-                break
-            threading.Event().wait(0.05)
-        clock.advance(60)
-        assert ran.wait(30), "the worker's scheduler never enqueued the tick"
+        with worker_running(Worker(app, concurrency=1, poll_interval=0.05)):
+            for _ in range(600):  # until the scheduler has written the declaration
+                if app.schedules.list():
+                    break
+                threading.Event().wait(0.05)
+            clock.advance(60)
+            assert ran.wait(30), "the worker's scheduler never enqueued the tick"
     finally:
-        worker.stop()
-        thread.join(60)
         app.close()
-    assert not thread.is_alive()

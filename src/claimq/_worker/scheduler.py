@@ -8,26 +8,17 @@ import asyncio
 import logging
 import random
 
-from claimq._worker.dbcall import DB, is_transient
-from claimq._worker.inflight import Counters
-from claimq._worker.service import Service
-from claimq.app import App
+from claimq._worker.dbcall import is_transient
+from claimq._worker.service import AppLoop
 
 log = logging.getLogger("claimq.worker")
 
 SCHEDULE_EVERY = 1.0  # seconds between passes (jittered)
 
 
-class Scheduler(Service):
+class Scheduler(AppLoop):
     name = "scheduler"
-
-    def __init__(self, app: App, db: DB, counters: Counters, *,
-                 stopping: asyncio.Event) -> None:
-        self.app = app
-        self.db = db
-        self.counters = counters
-        self.stopping = stopping
-        self.synced = False
+    synced = False  # the App's declared schedules are written
 
     async def run(self) -> None:
         while not self.stopping.is_set():

@@ -15,8 +15,14 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from claimq.errors import MigrationError
+
+if TYPE_CHECKING:
+    from claimq._worker.dbcall import DB
+    from claimq._worker.inflight import Counters
+    from claimq.app import App
 
 log = logging.getLogger("claimq.worker")
 
@@ -34,6 +40,17 @@ class Service:
 
     async def run(self) -> None:
         raise NotImplementedError
+
+
+class AppLoop(Service):
+    """A service that now and then calls its App (the scheduler, the pruner)."""
+
+    def __init__(self, app: App, db: DB, counters: Counters, *,
+                 stopping: asyncio.Event) -> None:
+        self.app = app
+        self.db = db
+        self.counters = counters
+        self.stopping = stopping
 
 
 class Supervisor:

@@ -1,15 +1,16 @@
 -- One bounded batch of retention for {table} (claimq_archive or claimq_dead, filled in by the
 -- backend): rows of one queue (or of every queue but those with a policy of their own)
--- finished before :before, or older than the queue's :keep_rows newest.
-WITH beyond AS (
-    SELECT t.finished_at, t.id FROM {table} t
-    WHERE :keep_rows IS NOT NULL
-      AND (:queue IS NULL OR t.queue = :queue)
-      AND (:queue IS NOT NULL OR t.queue NOT IN (SELECT value FROM json_each(:skip)))
-    ORDER BY t.finished_at DESC, t.id DESC
-    LIMIT 1 OFFSET coalesce(:keep_rows, 0)
-)
+-- finished before :before, or older than the queue's :keep_rows newest. (The statement starts
+-- with DELETE, so that sqlite3 counts the rows it deletes.)
 DELETE FROM {table} WHERE id IN (
+    WITH beyond AS (
+        SELECT t.finished_at, t.id FROM {table} t
+        WHERE :keep_rows IS NOT NULL
+          AND (:queue IS NULL OR t.queue = :queue)
+          AND (:queue IS NOT NULL OR t.queue NOT IN (SELECT value FROM json_each(:skip)))
+        ORDER BY t.finished_at DESC, t.id DESC
+        LIMIT 1 OFFSET coalesce(:keep_rows, 0)
+    )
     SELECT t.id FROM {table} t
     WHERE (:queue IS NULL OR t.queue = :queue)
       AND (:queue IS NOT NULL OR t.queue NOT IN (SELECT value FROM json_each(:skip)))

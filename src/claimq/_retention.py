@@ -1,0 +1,112 @@
+"""Retention: the pruner every worker runs, one at a time across all of them.
+
+A pass takes the database's `pruner` lease (a row: held by one process, renewed between
+batches, run out after LEASE seconds if its holder dies), then deletes what the policies say
+in batches of `batch` rows, each its own short transaction that waits on no row lock, with a
+pause between them so that the workers' own writes go first. Policies live in the database
+(app.set_retention), per queue, with '*' for every queue that has none of its own; without a
+'*' row, DEFAULT applies.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from claimq import _validate
+from claimq.backends._batches import all_batches
+from claimq.backends.base import PruneBatch, RetentionPolicy
+
+if TYPE_CHECKING:
+    from claimq.app import App
+
+LEASE_NAME = "pruner"
+LEASE = 60.0  # seconds a pass holds the lease without renewing it
+PAUSE = 0.01  # seconds between two batches
+DAY = 86400.0
+DEFAULT = RetentionPolicy("*", archive_age=14 * DAY, dead_age=30 * DAY)
+ALL_QUEUES = "*"
+
+
+def policy(queue: str | None, archive_age: object, archive_rows: object, dead_age: object,
+           dead_rows: object) -> RetentionPolicy:
+    """A checked policy (InvalidInput on a bad value); queue None is '*'."""
+    if queue is not None and queue != ALL_QUEUES:
+        _validate.queue_name(queue)
+
+    def age(value: object, what: str) -> float | None:
+        return None if value is None else _validate.seconds(value, what)
+
+    def rows(value: object, what: str) -> int | None:
+        return None if value is None else _validate.integer(value, what, 0, 2**62)
+
+    return RetentionPolicy(
+        queue or ALL_QUEUES, age(archive_age, "archive_age"), rows(archive_rows, "archive_rows"),
+        age(dead_age, "dead_age"), rows(dead_rows, "dead_rows"))
+
+
+def policies(app: App) -> list[RetentionPolicy]:
+    """Every policy in force: '*' first (DEFAULT when none is stored), then per queue."""
+    stored = {p.queue: p for p in app.backend.list_retention()}
+    default = stored.pop(ALL_QUEUES, DEFAULT)
+    return [default, *(stored[q] for q in sorted(stored))]
+
+
+def holder() -> str:
+    return f"{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def batches(found: list[RetentionPolicy], size: int) -> list[PruneBatch]:
+    """The deletes the policies ask for: the default's over every queue without a policy of
+    its own (its row limit counts those queues' rows together), then each queue's own."""
+    default, own = found[0], found[1:]
+    others = [p.queue for p in own]
+    plans: list[PruneBatch] = []
+    for table in ("archive", "dead"):
+        for p in (default, *own):
+            age = p.archive_age if table == "archive" else p.dead_age
+            rows = p.archive_rows if table == "archive" else p.dead_rows
+            if age is None and rows is None:
+                continue
+            queue = None if p.queue == ALL_QUEUES else p.queue
+            plans.append(PruneBatch(table, queue, others if queue is None else (), age, rows,
+                                    size))
+    return plans
+
+
+def prune(app: App, who: str, size: int) -> dict[str, int] | None:
+    """One pruning pass; None when another process holds the lease (is pruning now)."""
+    _validate.integer(size, "batch", 1, 100_000)
+    backend = app.backend
+    if not backend.take_lease(LEASE_NAME, who, LEASE):
+        return None
+    counts = {"archive": 0, "dead": 0, "idempotency_keys": 0}
+    try:
+        for plan in batches(policies(app), size):
+            counts[plan.table] += _drain(app, who, size, functools.partial(backend.prune, plan))
+        counts["idempotency_keys"] = _drain(
+            app, who, size,
+            lambda: backend.prune_idempotency_keys(app.idempotency_retention, size))
+    except _LeaseLost:
+        pass  # another pruner took over (this one stalled past LEASE): it goes on from here
+    finally:
+        backend.drop_lease(LEASE_NAME, who)
+    return counts
+
+
+class _LeaseLost(Exception):
+    pass
+
+
+def _drain(app: App, who: str, size: int, batch: Callable[[], int]) -> int:
+    def between() -> None:
+        if not app.backend.take_lease(LEASE_NAME, who, LEASE):  # renewed, or lost
+            raise _LeaseLost
+        time.sleep(PAUSE)
+
+    return all_batches(batch, size, between)
+
