@@ -1284,4 +1284,5 @@ __all__ = ["OPTIONAL_COMMANDS", "CliError", "main"]
 
 # Nouns that live in modules of their own register their commands on `main` when imported (one
 # line each, below; keep them last: they import from this module).
+from claimq.cli import retention as _retention  # noqa: E402,F401
 from claimq.cli import schedules as _schedules  # noqa: E402,F401

@@ -1,4 +1,5 @@
-"""claimq schedules …: the runtime API of periodic schedules from the command line."""
+"""claimq schedules … and claimq retention …: periodic schedules and retention policies from
+the command line."""
 
 from __future__ import annotations
 
@@ -53,3 +54,19 @@ def test_schedules_bad_input(cli: Cli, app: App) -> None:
     missing.failed(1, "no schedule 'missing'")
     bad_every.usage_error("--every")
     assert [s.name for s in app.schedules.list()] == ["ok"]
+
+
+def test_retention_commands(cli: Cli, app: App) -> None:
+    assert cli("retention", "set", "--archive-age", "3600", "--dead-rows", "5",
+               "--json").json() == {"queue": "*", "archive_age": 3600.0, "archive_rows": None,
+                                    "dead_age": None, "dead_rows": 5}
+    cli("retention", "set", "--queue", "emails", "--archive-rows", "100").ok()
+    listed, human, pruned = cli.many(["retention", "list", "--json"], ["retention", "list"],
+                                     ["retention", "prune", "--json"])
+    assert [p["queue"] for p in listed.json()] == ["*", "emails"]
+    assert "1h00m" in human.ok().out
+    assert pruned.json() == {"pruned": {"archive": 0, "dead": 0, "idempotency_keys": 0}}
+    assert "cleared" in cli("retention", "clear", "--queue", "emails").ok().out
+    cli("retention", "clear", "--queue", "emails").failed(1, "no retention policy")
+    cli("retention", "set", "--archive-rows", "-1").usage_error("--archive-rows")
+    assert [p.queue for p in app.retention()] == ["*"]
