@@ -1,5 +1,6 @@
 """The worker: an asyncio runtime of small services (fetcher, executor, heartbeater, completer,
-reaper, tidier, listener) under one supervisor, that runs a claimq App's tasks."""
+reaper, tidier, scheduler, pruner, listener) under one supervisor, that runs a claimq App's
+tasks."""
 
 from __future__ import annotations
 
