@@ -2,10 +2,11 @@
 
 Each loop of the worker (fetcher, heartbeater, completer, reaper, tidier, scheduler, pruner,
 listener) is a Service: an object that owns its state and whose `run()` is the loop. The
-supervisor runs each in a task of its own; a service whose `run()` raises is logged under a stable event name
-(`loop.restarted`) and started again after a back-off, so one bad call never silently ends a
-loop for the rest of the worker's life. An error that restarting cannot cure (the schema is
-gone) or a service that keeps failing stops the worker, which then exits non-zero.
+supervisor runs each in a task of its own; a service whose `run()` raises is logged under a
+stable event name (`loop.restarted`) and started again after a back-off, so one bad call never
+silently ends a loop for the rest of the worker's life. An error that restarting cannot cure
+(the schema is gone) or a service that keeps failing stops the worker, which then exits
+non-zero.
 """
 
 from __future__ import annotations
