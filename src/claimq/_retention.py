@@ -16,6 +16,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from claimq import _validate
@@ -31,6 +32,7 @@ PAUSE = 0.01  # seconds between two batches, at least
 YIELD = 2.0  # and at least this many times as long as the batch took: the database's time goes
 # to the workers' claims two thirds of the time, while the pruner deletes
 DAY = 86400.0
+PARTITIONS_AHEAD = 3  # a partitioned archive: days of partitions made ahead of today
 DEFAULT = RetentionPolicy("*", archive_age=14 * DAY, dead_age=30 * DAY)
 ALL_QUEUES = "*"
 
@@ -57,6 +59,15 @@ def policies(app: App) -> list[RetentionPolicy]:
     stored = {p.queue: p for p in app.backend.list_retention()}
     default = stored.pop(ALL_QUEUES, DEFAULT)
     return [default, *(stored[q] for q in sorted(stored))]
+
+
+def drop_before(found: list[RetentionPolicy], now: datetime) -> datetime | None:
+    """Where a partitioned archive's whole partitions may go: before the longest archive age
+    of every policy (None: some policy keeps the archive without an age limit)."""
+    ages = [p.archive_age for p in found]
+    if any(age is None for age in ages):
+        return None
+    return now - timedelta(seconds=max(a for a in ages if a is not None))
 
 
 def holder() -> str:
@@ -87,9 +98,13 @@ def prune(app: App, who: str, size: int) -> dict[str, int] | None:
     backend = app.backend
     if not backend.take_lease(LEASE_NAME, who, LEASE):
         return None
-    counts = {"archive": 0, "dead": 0, "idempotency_keys": 0}
+    counts = {"archive": 0, "dead": 0, "idempotency_keys": 0, "archive_partitions": 0}
     try:
-        for plan in batches(policies(app), size):
+        found = policies(app)
+        if backend.capabilities.partitions:
+            counts["archive_partitions"] = len(backend.maintain_partitions(
+                PARTITIONS_AHEAD, drop_before(found, backend.now()))[1])
+        for plan in batches(found, size):
             counts[plan.table] += _drain(app, who, size, functools.partial(backend.prune, plan))
         counts["idempotency_keys"] = _drain(
             app, who, size,

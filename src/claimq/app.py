@@ -557,6 +557,14 @@ class App:
         pruner at a time across all workers: a lease in the database)."""
         return _retention.prune(self, self._pruner_id, batch)
 
+    def partition_archive(self) -> bool:
+        """PostgreSQL: keeps the archive partitioned by day of finished_at from now on, so
+        that retention drops whole days instead of deleting rows (once every policy has an
+        archive age: the oldest days past the longest one). Run once, by an operator: it locks
+        the archive while its existing rows are checked and indexed (they stay, as one
+        partition). Returns False when the archive is partitioned already. SQLite: InvalidInput."""
+        return self.backend.partition_archive()
+
     # -- results -------------------------------------------------------------------------------
 
     def result(self, job_id: int, *, timeout: float | None = None) -> Any:

@@ -65,7 +65,8 @@ def test_retention_commands(cli: Cli, app: App) -> None:
                                      ["retention", "prune", "--json"])
     assert [p["queue"] for p in listed.json()] == ["*", "emails"]
     assert "1h00m" in human.ok().out
-    assert pruned.json() == {"pruned": {"archive": 0, "dead": 0, "idempotency_keys": 0}}
+    assert pruned.json() == {"pruned": {"archive": 0, "dead": 0, "idempotency_keys": 0,
+                                        "archive_partitions": 0}}
     assert "cleared" in cli("retention", "clear", "--queue", "emails").ok().out
     cli("retention", "clear", "--queue", "emails").failed(1, "no retention policy")
     cli("retention", "set", "--archive-rows", "-1").usage_error("--archive-rows")

@@ -193,6 +193,7 @@ class Capabilities:
     async_connections: bool = False  # aenqueue() writes inside a caller's async connection
     advisory_locks: bool = False  # the database has advisory locks (PostgreSQL)
     row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
+    partitions: bool = False  # partition_archive() makes the archive time-partitioned
 
 
 class Notice(NamedTuple):
@@ -383,6 +384,17 @@ class Backend(Protocol):
     def drop_lease(self, name: str, holder: str) -> None: ...
     def prune(self, batch: PruneBatch) -> int:
         """Deletes one bounded batch (one short transaction); returns how many rows."""
+        ...
+    def partition_archive(self) -> bool:
+        """Makes the archive partitioned by day of finished_at (False: it is already).
+        Without capabilities.partitions: raises InvalidInput."""
+        ...
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        """A partitioned archive: creates the partitions of today and `ahead_days` days after,
+        drops (whole) those that end at or before `drop_before`. Returns (created, dropped);
+        ([], []) for an archive that is not partitioned, or without capabilities.partitions."""
         ...
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
         """purge_idempotency_keys in batches of at most `batch` rows; also drops result waits

@@ -62,6 +62,17 @@ def retention_clear(queue: str | None) -> None:
     _print(f"retention for {queue or '*'} cleared")
 
 
+@retention.command("partition")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def retention_partition(yes: bool) -> None:
+    """PostgreSQL: partition the archive by day, so that retention drops whole days (locks
+    the archive while its rows are checked once)."""
+    if not yes:
+        click.confirm("partition the archive (it is locked meanwhile)?", abort=True)
+    done = _open().partition_archive()
+    _print("archive partitioned by day" if done else "the archive is partitioned already")
+
+
 @retention.command("prune")
 @click.option("--batch", type=click.IntRange(1, 100_000), default=1000, show_default=True,
               help="Rows per transaction.")

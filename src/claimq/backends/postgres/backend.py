@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from claimq._validate import NewJob
@@ -192,6 +192,13 @@ def schedule_params(row: ScheduleRow) -> dict[str, Any]:
 
 
 _PRUNED_TABLES = {"archive": "archive", "dead": "dead"}
+PARTITIONS_AHEAD = 3  # days of archive partitions made ahead of today
+PARTITION_LOCK_TIMEOUT = "200ms"
+
+
+def _day(when: datetime) -> datetime:
+    """Midnight UTC of `when`'s day: where an archive partition begins."""
+    return when.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _server_time() -> None:
@@ -373,7 +380,7 @@ class PostgresBackend:
     kind = "postgresql"
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
-        advisory_locks=True, row_locks=True,
+        advisory_locks=True, row_locks=True, partitions=True,
     )
 
     def __init__(
@@ -1133,6 +1140,67 @@ class PostgresBackend:
                   "batch": batch.limit, "now": self._now()}
         with self._conn() as conn:
             return conn.execute(query, params).rowcount
+
+    def partition_archive(self) -> bool:
+        """The archive partitioned by day of finished_at: the old table becomes the partition
+        of everything up to tomorrow, the PARTITIONS_AHEAD days after today get partitions.
+        Locks the archive meanwhile (its old rows are checked and indexed once)."""
+        with self._conn() as conn:
+            if conn.execute(self._q.archive_partitions, prepare=False).fetchall():
+                return False
+            # After every row it holds: the day after today's, or after the latest row's
+            row = conn.execute(f"SELECT max(finished_at) AS m FROM {self.schema}.archive",
+                               prepare=False).fetchone()
+            now = self.now()
+            latest = row["m"] if row is not None and row["m"] is not None else now
+            bound = _day(max(now, latest)) + timedelta(days=1)
+            with conn.transaction():
+                conn.execute(self._q.partition_archive.replace("{bound}", bound.isoformat()),
+                             prepare=False)
+        self.maintain_partitions(PARTITIONS_AHEAD, None)
+        return True
+
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        created: list[str] = []
+        dropped: list[str] = []
+        with self._conn() as conn:
+            parts = conn.execute(self._q.archive_partitions, prepare=False).fetchall()
+            if not parts:
+                return created, dropped
+            names = {r["name"] for r in parts}
+            covered = max(r["upper_bound"] for r in parts if r["name"] == "archive_before")
+            today = _day(self.now())
+            for n in range(ahead_days + 1):
+                lower = today + timedelta(days=n)
+                name = f"archive_p{lower:%Y%m%d}"
+                if name in names or lower < covered:
+                    continue
+                upper = lower + timedelta(days=1)
+                if self._partition_ddl(conn, self._q.create_partition.replace(
+                        "{name}", name).replace("{lower}", lower.isoformat()).replace(
+                        "{upper}", upper.isoformat())):
+                    created.append(name)
+            for r in parts:
+                if drop_before is None or r["upper_bound"] is None:
+                    continue
+                if r["upper_bound"] <= drop_before and self._partition_ddl(
+                        conn, self._q.detach_partition.replace("{name}", r["name"])):
+                    conn.execute(f"DROP TABLE {self.schema}.{r['name']}", prepare=False)
+                    dropped.append(r["name"])
+        return created, dropped
+
+    def _partition_ddl(self, conn: Any, statement: str) -> bool:
+        """A partition's DDL under a short lock_timeout: rather than queue the workers'
+        completions behind a lock it waits for, it gives up (False) until the next pass."""
+        try:
+            with conn.transaction():
+                conn.execute(f"SET LOCAL lock_timeout = '{PARTITION_LOCK_TIMEOUT}'")
+                conn.execute(statement, prepare=False)
+        except (psycopg.errors.LockNotAvailable, psycopg.errors.CheckViolation):
+            return False  # locked, or the default partition holds rows of that day
+        return True
 
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
         params = {"retention": retention, "batch": batch, "now": self._now()}

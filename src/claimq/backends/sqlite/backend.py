@@ -775,6 +775,16 @@ class SQLiteBackend:
                 "before": None if age is None else self._time() - age,
                 "keep_rows": batch.keep_rows, "batch": batch.limit}).rowcount
 
+    def partition_archive(self) -> bool:
+        """Not on SQLite (capabilities.partitions is false): raises InvalidInput."""
+        raise InvalidInput("a partitioned archive needs PostgreSQL")
+
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        """Nothing to maintain: SQLite's archive is one table."""
+        return [], []
+
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
         with self._write() as conn:
             since = self._time() - retention
