@@ -92,8 +92,10 @@ def batches(found: list[RetentionPolicy], size: int) -> list[PruneBatch]:
     return plans
 
 
-def prune(app: App, who: str, size: int) -> dict[str, int] | None:
-    """One pruning pass; None when another process holds the lease (is pruning now)."""
+def prune(app: App, who: str, size: int,
+          stop: Callable[[], bool] = lambda: False) -> dict[str, int] | None:
+    """One pruning pass; None when another process holds the lease (is pruning now). `stop`
+    is asked between batches (a worker that stops ends its pass there)."""
     _validate.integer(size, "batch", 1, 100_000)
     backend = app.backend
     if not backend.take_lease(LEASE_NAME, who, LEASE):
@@ -105,22 +107,26 @@ def prune(app: App, who: str, size: int) -> dict[str, int] | None:
             counts["archive_partitions"] = len(backend.maintain_partitions(
                 PARTITIONS_AHEAD, drop_before(found, backend.now()))[1])
         for plan in batches(found, size):
-            counts[plan.table] += _drain(app, who, size, functools.partial(backend.prune, plan))
-        counts["idempotency_keys"] = _drain(
-            app, who, size,
-            lambda: backend.prune_idempotency_keys(app.idempotency_retention, size))
-    except _LeaseLost:
-        pass  # another pruner took over (this one stalled past LEASE): it goes on from here
+            _drain(app, who, size, functools.partial(backend.prune, plan), stop, counts,
+                   plan.table)
+        _drain(app, who, size,
+               lambda: backend.prune_idempotency_keys(app.idempotency_retention, size), stop,
+               counts, "idempotency_keys")
+    except _Interrupted:
+        pass  # stopping, or another pruner took over (this one stalled past LEASE)
     finally:
         backend.drop_lease(LEASE_NAME, who)
     return counts
 
 
-class _LeaseLost(Exception):
+class _Interrupted(Exception):
     pass
 
 
-def _drain(app: App, who: str, size: int, batch: Callable[[], int]) -> int:
+def _drain(app: App, who: str, size: int, batch: Callable[[], int],
+           stop: Callable[[], bool], counts: dict[str, int], key: str) -> int:
+    """Batches until one deletes fewer than `size` rows, each counted in counts[key] as it
+    goes (a pass interrupted between batches reports what it did)."""
     took = 0.0
 
     def timed() -> int:
@@ -128,11 +134,12 @@ def _drain(app: App, who: str, size: int, batch: Callable[[], int]) -> int:
         start = time.monotonic()
         deleted = batch()
         took = time.monotonic() - start
+        counts[key] += deleted
         return deleted
 
     def between() -> None:
-        if not app.backend.take_lease(LEASE_NAME, who, LEASE):  # renewed, or lost
-            raise _LeaseLost
+        if stop() or not app.backend.take_lease(LEASE_NAME, who, LEASE):  # renewed, or lost
+            raise _Interrupted
         time.sleep(max(PAUSE, YIELD * took))
 
     return all_batches(timed, size, between)

@@ -185,3 +185,15 @@ def test_bad_policies_are_refused(app: App) -> None:
     with pytest.raises(JobNotFound):
         app.clear_retention("q")
     assert [p.queue for p in app.retention()] == ["*"]
+
+
+def test_a_stopping_pruner_ends_its_pass_between_batches(app: App, clock: FakeClock) -> None:
+    from claimq import _retention
+
+    _archive(app, 30)
+    app.set_retention(archive_age=0)
+    clock.advance(1)
+    counts = _retention.prune(app, "stopping-worker", 10, stop=lambda: True)
+    assert counts is not None and counts["archive"] == 10  # one batch, then it stopped
+    assert len(_ids(app, "archive")) == 20
+    assert app.backend.take_lease("pruner", "next", 60)  # it gave the lease back

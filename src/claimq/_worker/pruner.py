@@ -7,12 +7,14 @@ import asyncio
 import logging
 import random
 
+from claimq import _retention
 from claimq._worker.dbcall import is_transient
 from claimq._worker.service import AppLoop
 
 log = logging.getLogger("claimq.worker")
 
 PRUNE_EVERY = 60.0  # seconds between passes (jittered)
+BATCH = 1000  # rows per transaction
 
 
 class Pruner(AppLoop):
@@ -23,7 +25,8 @@ class Pruner(AppLoop):
             await asyncio.sleep(PRUNE_EVERY * (0.5 + random.random()))
             try:
                 # Its own thread, not the DB pool's deadline: a pass is many short batches.
-                counts = await asyncio.to_thread(self.app.prune)
+                counts = await asyncio.to_thread(
+                    _retention.prune, self.app, self.app._pruner_id, BATCH, self.stopping.is_set)
             except Exception as exc:
                 if not is_transient(exc):
                     raise
