@@ -11,6 +11,7 @@ import copy
 import json
 import pickle
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -223,3 +224,34 @@ def test_with_a_real_worker(worker_app: App) -> None:
         assert raised.value.reason == "permanent_error"
         assert raised.value.error is not None
         assert "over the limit of 1000 bytes" in raised.value.error["message"]
+
+
+@pytest.fixture
+def pg_app(pg_base_url: str) -> Iterator[App]:
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    app = App(f"{pg_base_url}?schema={schema}")
+    app.migrate()
+    yield app
+    app.backend.run_sql(f"DROP SCHEMA {schema} CASCADE")
+    app.close()
+
+
+@pytest.mark.postgres
+def test_postgres_notifies_only_for_jobs_someone_waits_for(pg_app: App) -> None:
+    """The settle path's commits send no NOTIFY for results nobody waits for; a watched job's
+    archive insert sends one notice with its id."""
+    import psycopg
+
+    app = pg_app
+    backend: Any = app.backend
+    with psycopg.connect(backend.conninfo, autocommit=True) as listener:
+        listener.execute(f"LISTEN {backend.finished_channel}")
+        unwatched = app.enqueue("t", queue="a")
+        _finish(app)
+        assert app.get_job(unwatched).status == "succeeded"
+        assert list(listener.notifies(timeout=0.5)) == []
+        watched = app.enqueue("t", queue="a")
+        backend.watch_results([watched], "00000000-0000-0000-0000-00000000000a")
+        _finish(app)
+        notes = list(listener.notifies(timeout=5, stop_after=1))
+        assert [n.payload for n in notes] == [str(watched)]
