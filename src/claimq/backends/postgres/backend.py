@@ -181,7 +181,7 @@ def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
     )
 
 
-def schedule_params(row: ScheduleRow) -> dict[str, Any]:
+def _schedule_params(row: ScheduleRow) -> dict[str, Any]:
     """insert_schedule.sql's and update_schedule.sql's parameters (both backends)."""
     return {
         "name": row.name, "task": row.task, "payload": row.payload_json, "queue": row.queue,
@@ -1075,12 +1075,12 @@ class PostgresBackend:
 
     def insert_schedule(self, row: ScheduleRow) -> bool:
         with self._conn() as conn:
-            params = {**schedule_params(row), "now": self._now()}
+            params = {**_schedule_params(row), "now": self._now()}
             return conn.execute(self._q.insert_schedule, params).fetchone() is not None
 
     def update_schedule(self, row: ScheduleRow) -> bool:
         with self._conn() as conn:
-            params = {**schedule_params(row), "now": self._now()}
+            params = {**_schedule_params(row), "now": self._now()}
             return conn.execute(self._q.update_schedule, params).fetchone() is not None
 
     def delete_schedule(self, name: str) -> bool:
