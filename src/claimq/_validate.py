@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from claimq.errors import InvalidInput
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
+MAX_RESULT_BYTES = 1024 * 1024  # a handler's return value, as stored JSON
 # The longest span of time any entry point takes (delay, run_at from now, lease, timeout,
 # retention, Retry(after=...), a retry policy's cap): 100 years. Past it, a datetime or a
 # database timestamp overflows somewhere (Python's year 9999, SQLite's float seconds read back
@@ -287,10 +288,14 @@ def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
     return text
 
 
-def result_json(value: object) -> str | None:
+def result_json(value: object, limit: int = MAX_RESULT_BYTES) -> str | None:
     if value is None:
         return None
-    return _encode(value, "job result")[0]
+    text, size = _encode(value, "job result")
+    if size > limit:
+        raise InvalidInput(f"job result is {size} bytes, over the limit of {limit} bytes "
+                           "(App(result_limit=...))")
+    return text
 
 
 def integer(value: object, what: str, lo: int, hi: int) -> int:

@@ -16,6 +16,7 @@ from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
 if TYPE_CHECKING:
+    from claimq._results import JobHandle
     from claimq._typed import Arguments
     from claimq.app import App
 
@@ -101,11 +102,12 @@ class Task(Generic[P, R]):
             "retry": None,
         }
 
-    def enqueue(self, conn: Any = None, **kwargs: Any) -> int:
-        """Queue one job whose payload is these keyword arguments; returns its id."""
+    def enqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
+        """Queue one job whose payload is these keyword arguments; returns its id, a JobHandle
+        (an int that can also wait for the result: `task.enqueue(...).result(timeout=5)`)."""
         return self.app.enqueue(conn=conn, **self._job_options(**kwargs))
 
-    async def aenqueue(self, conn: Any = None, **kwargs: Any) -> int:
+    async def aenqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
         return await self.app.aenqueue(conn=conn, **self._job_options(**kwargs))
 
 

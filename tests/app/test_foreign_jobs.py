@@ -106,6 +106,7 @@ def test_an_existing_database_migrates_and_its_stranded_jobs_get_claimed(db_url:
         assert app.claim("w1", limit=10) == []
     with App(db_url) as app:
         assert app.migrate() == [version]
+        app.backend.check_schema()
         assert app.backend.schema_version() == latest
         assert sorted(j.payload["n"] for j in app.claim("w1", limit=10)) == [0, 1]
         _run(app, _insert_sql(app, 1))

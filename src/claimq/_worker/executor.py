@@ -275,7 +275,7 @@ class Executor:
             result_json = None
             if result is not None:
                 try:
-                    result_json = _validate.result_json(result)
+                    result_json = _validate.result_json(result, self.app.result_limit)
                 except InvalidInput as exc:
                     raise Permanent(str(exc)) from None
             return Outcome(flight, Completion(job.id, flight.owned.token, result_json))

@@ -1293,3 +1293,5 @@ __all__ = ["OPTIONAL_COMMANDS", "CliError", "main"]
 # line each, below; keep them last: they import from this module).
 from claimq.cli import dashboard as _dashboard  # noqa: E402, F401
 from claimq.cli import grant as _grant  # noqa: E402, F401
+from claimq.cli import retention as _retention  # noqa: E402,F401
+from claimq.cli import schedules as _schedules  # noqa: E402,F401
