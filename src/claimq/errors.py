@@ -76,6 +76,10 @@ class DatabaseError(ClaimqError):
     that another program changed); the message carries the driver's own."""
 
 
+class PermissionDenied(DatabaseError):
+    """The database role lacks a right the statement needs (see `claimq grant`)."""
+
+
 class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruction
     """Raise from a handler to retry the job after an explicit delay (counts as an attempt)."""
 

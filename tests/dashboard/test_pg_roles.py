@@ -5,6 +5,8 @@ mode acts as the admin role."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import shutil
 import signal
@@ -20,7 +22,7 @@ from starlette.testclient import TestClient
 
 from claimq import App
 from claimq.dashboard import create_app
-from claimq.errors import DatabaseError, InvalidInput
+from claimq.errors import DatabaseError, InvalidInput, PermissionDenied
 
 pytestmark = pytest.mark.postgres
 HERE = Path(__file__).parent
@@ -77,7 +79,26 @@ def refused(call: object, *args: object, **kwargs: object) -> None:
         call(*args, **kwargs)  # type: ignore[operator]
 
 
-def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path) -> None:
+def assert_pruner_stops_itself(app: App, caplog: pytest.LogCaptureFixture) -> None:
+    from claimq._worker import pruner as pruner_module
+    from claimq._worker.inflight import Counters
+
+    async def run() -> None:
+        service = pruner_module.Pruner(app, None, Counters(), stopping=asyncio.Event())  # type: ignore[arg-type]
+        await asyncio.wait_for(service.run(), 30)
+
+    old = pruner_module.PRUNE_EVERY
+    pruner_module.PRUNE_EVERY = 0.0
+    try:
+        with caplog.at_level(logging.WARNING, "claimq.worker"):
+            asyncio.run(run())
+    finally:
+        pruner_module.PRUNE_EVERY = old
+    assert any("retention.off" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
     producer, reader, admin = setup.app("producer"), setup.app("reader"), setup.app("admin")
     ids = [producer.enqueue("ok", {"n": n}, queue="roles") for n in (1, 2, 3)]
     ids += producer.enqueue_many([{"task": "ok", "payload": {"n": 0}, "queue": "roles"},
@@ -119,6 +140,12 @@ def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path
     assert reader.get_job(ids[5]).attempts == 2  # retried once, as the worker role
     refused(setup.app("worker").purge, "dead")
     refused(setup.app("worker").resurrect, dead.id)
+    # Retention needs DELETE on finished jobs: an operator's right. A worker's pruner says so
+    # once and stops (it neither fails the worker nor restarts forever).
+    with pytest.raises(PermissionDenied):
+        setup.app("worker").prune()
+    assert admin.prune() is not None
+    assert_pruner_stops_itself(setup.app("worker"), caplog)
 
     # The dashboard: read-only as the reader role, acting as the admin role.
     with TestClient(create_app(reader, read_token=TOKEN)) as c:

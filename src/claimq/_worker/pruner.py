@@ -11,6 +11,7 @@ from claimq import _retention
 from claimq._worker.dbcall import is_transient
 from claimq._worker.service import AppLoop
 from claimq._worker.threads import Threads
+from claimq.errors import PermissionDenied
 
 log = logging.getLogger("claimq.worker")
 
@@ -32,6 +33,13 @@ class Pruner(AppLoop):
                 counts = await asyncio.get_running_loop().run_in_executor(
                     self.thread, _retention.prune, self.app, self.app._pruner_id, BATCH,
                     self.stopping.is_set)
+            except PermissionDenied as exc:
+                # A least-privilege worker role (claimq grant ROLE --as worker) may not delete
+                # finished jobs: retention is then an operator's (`claimq retention prune`).
+                log.warning("retention.off: this worker's database role may not prune (%s); "
+                            "run `claimq retention prune` as an operator role instead", exc,
+                            extra={"event": "retention.off"})
+                return
             except Exception as exc:
                 if not is_transient(exc):
                     raise

@@ -12,6 +12,7 @@ from claimq.errors import (
     DatabaseError,
     DatabaseMissing,
     DatabaseUnavailable,
+    PermissionDenied,
     SchemaMissing,
 )
 
@@ -26,6 +27,7 @@ _TRANSIENT = frozenset({
 # an older claimq.
 _SCHEMA = frozenset({"42P01", "3F000", "42703", "42883"})
 _DB_MISSING = "3D000"
+_NO_PRIVILEGE = "42501"
 # Connection failures carry no SQLSTATE in psycopg; the server's FATAL text names the cause.
 _NO_DATABASE_RE = re.compile(r'database "(?P<name>[^"]*)" does not exist')
 _REFUSED_LOGIN_RE = re.compile(
@@ -59,6 +61,8 @@ def translate(exc: psycopg.Error, schema: str, where: str) -> ClaimqError:
         return DatabaseMissing(f"{text} ({where})")
     if state in _TRANSIENT or state.startswith("08"):
         return DatabaseUnavailable(f"database unavailable: {text}")
+    if state == _NO_PRIVILEGE:
+        return PermissionDenied(f"database error: {text}")
     return DatabaseError(f"database error: {text}")
 
 

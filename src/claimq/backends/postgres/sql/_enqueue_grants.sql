@@ -3,3 +3,5 @@
 GRANT USAGE ON SEQUENCE {schema}.job_ids TO {role};
 GRANT INSERT ON {schema}.jobs, {schema}.queues TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.idempotency_keys TO {role};
+-- Waiting for a result (app.result): the waiter's registration, read by the finished trigger.
+GRANT SELECT, INSERT, DELETE ON {schema}.result_waiters TO {role};

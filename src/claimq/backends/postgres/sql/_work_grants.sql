@@ -3,3 +3,8 @@
 GRANT UPDATE, DELETE ON {schema}.jobs TO {role};
 GRANT UPDATE ON {schema}.queues TO {role};
 GRANT INSERT ON {schema}.archive, {schema}.dead TO {role};
+-- The scheduler fires due schedules (and writes code-declared ones at start); handlers report
+-- progress; the pruner's lease row (pruning itself needs DELETE on archive and dead: admin).
+GRANT INSERT, UPDATE ON {schema}.schedules TO {role};
+GRANT INSERT, UPDATE, DELETE ON {schema}.progress TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.leases TO {role};

@@ -3,5 +3,7 @@
 {read_grants}
 {enqueue_grants}
 {work_grants}
-GRANT DELETE ON {schema}.archive, {schema}.dead TO {role};
+-- DELETE to purge; UPDATE because pruning locks its batch (FOR UPDATE SKIP LOCKED).
+GRANT UPDATE, DELETE ON {schema}.archive, {schema}.dead TO {role};
 GRANT SELECT, INSERT ON {schema}.audit TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.schedules, {schema}.retention TO {role};
