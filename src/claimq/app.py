@@ -12,11 +12,20 @@ from typing import Any, Literal, TypeVar, overload
 
 from claimq import _validate
 from claimq.backends import Backend, open_backend
-from claimq.backends.base import UNSET, Completion, Failure, Owned, QueueInfo, ReapResult
+from claimq.backends.base import (
+    UNSET,
+    Completion,
+    Failure,
+    Owned,
+    QueueInfo,
+    ReapResult,
+    WorkerInfo,
+)
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
+from claimq.stats import DEFAULT_WINDOW, Stats, build
 from claimq.task import Isolation, Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
@@ -465,6 +474,21 @@ class App:
     def queues(self) -> list[QueueInfo]:
         """Every queue with its settings and live counts."""
         return self.backend.list_queues()
+
+    # -- operating -----------------------------------------------------------------------------
+
+    def stats(self, window: float | timedelta = DEFAULT_WINDOW) -> Stats:
+        """Per queue and per task: live depths (due, scheduled, running, past their lease),
+        the oldest due job's age, dead letters by reason, and over the last `window` seconds
+        (default 5 minutes) completions and failures per minute, wait and run latency
+        percentiles and attempts per job (see claimq.stats). A few indexed queries."""
+        seconds = _validate.seconds(window, "window", allow_zero=False)
+        return build(self.backend.stats(seconds), seconds)
+
+    def workers(self) -> list[WorkerInfo]:
+        """The worker processes in the registry: alive ones, and those gone silent (alive
+        False) until they are pruned."""
+        return self.backend.list_workers()
 
 
 _STATUSES: dict[str, frozenset[str]] = {

@@ -25,10 +25,11 @@ from claimq._worker.fetcher import Fetcher, wait_any
 from claimq._worker.heartbeater import Heartbeater
 from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.listener import Listener
+from claimq._worker.presence import Presence
 from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.service import Supervisor
 from claimq.app import App
-from claimq.backends.base import Backend, Completion
+from claimq.backends.base import Backend, Completion, WorkerRecord
 from claimq.errors import LeaseLost, WorkerFailed
 from claimq.job import Job
 
@@ -145,6 +146,8 @@ class Worker:
         grace: float = 30.0,
         batch: int | None = None,
         worker_id: str | None = None,
+        presence_interval: float = 5.0,
+        presence_timeout: float | None = None,
     ) -> None:
         self.app = app
         self.queues = None if queues is None else [_validate.queue_name(q) for q in queues]
@@ -154,6 +157,13 @@ class Worker:
         self.grace = _validate.seconds(grace, "grace")
         self.batch = _validate.integer(batch or self.concurrency, "batch", 1, 10_000)
         self.worker_id = worker_id or default_worker_id()
+        # The registry row: refreshed every presence_interval seconds; a row silent for
+        # presence_timeout seconds (default: 6 intervals, at least 30 s) is marked dead.
+        self.presence_interval = _validate.seconds(
+            presence_interval, "presence_interval", allow_zero=False)
+        self.presence_timeout = max(6 * self.presence_interval, 30.0) \
+            if presence_timeout is None else _validate.seconds(
+                presence_timeout, "presence_timeout", allow_zero=False)
         self.counters = Counters()
         self.supervisor: Supervisor | None = None
         self._stop_requests = 0
@@ -228,6 +238,12 @@ class Worker:
                                   default_lease=DEFAULT_LEASE, abandon=executor.abandon,
                                   cancel=executor.cancel, finished=finished)
         reap_every = max(min(self.lease or DEFAULT_LEASE, 60.0) / 2.0, 0.5)
+        from claimq import __version__
+
+        presence = Presence(backend, db, registry, WorkerRecord(
+            self.worker_id, socket.gethostname(), os.getpid(),
+            None if self.queues is None else tuple(self.queues), self.concurrency, __version__,
+        ), interval=self.presence_interval, finished=finished)
         supervisor = self.supervisor = Supervisor(on_fatal=self._fatal)
         if install_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -237,8 +253,10 @@ class Worker:
         log.info("worker %s started: queues=%s concurrency=%d", self.worker_id,
                  ",".join(self.queues) if self.queues else "*", self.concurrency,
                  extra={"event": "worker.started"})
-        for service in (heartbeater, completer, Reaper(backend, db, counters,
-                        interval=reap_every, stopping=stopping),
+        reaper = Reaper(backend, db, counters, interval=min(reap_every, self.presence_timeout),
+                        stopping=stopping, workers_dead_after=self.presence_timeout,
+                        workers_forget_after=max(self.presence_timeout * 10, 3600.0))
+        for service in (presence, heartbeater, completer, reaper,
                         Tidier(backend, db, counters, stopping=stopping), fetcher):
             supervisor.start(service)
         if backend.capabilities.listen_notify:
@@ -254,6 +272,7 @@ class Worker:
         finally:
             finished.set()
             await supervisor.stop(timeout=5.0)
+            await presence.unregister()
             executor.shutdown()
             db.close()
             if on_loop:

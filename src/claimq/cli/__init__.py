@@ -13,7 +13,6 @@ import logging
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from claimq.backends import redact as _redact
 from claimq.backends.base import QueueInfo
 from claimq.errors import ClaimqError, InvalidInput
 from claimq.job import DeadReason, Job, Status
+from claimq.stats import QueueStats
 
 if TYPE_CHECKING:  # rich is imported only for human output: --json and errors skip it
     from rich.console import Console, RenderableType
@@ -368,7 +368,7 @@ def _cell(value: Any) -> Text:
     return Text("-" if value is None or value == "" else str(value))
 
 
-def _queue_state(q: QueueInfo) -> Text:
+def _queue_state(q: QueueInfo | QueueStats) -> Text:
     from rich.text import Text
 
     if not q.active:
@@ -376,32 +376,6 @@ def _queue_state(q: QueueInfo) -> Text:
     if q.paused:
         return Text("paused", style="yellow")
     return Text("active", style="green")
-
-
-def _stats_table(queues: Sequence[QueueInfo]) -> Table:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=f"claimq queues at {_when(datetime.now(UTC))} UTC", title_justify="left")
-    for header in ("queue", "state"):
-        table.add_column(header)
-    for header in (
-        "pending", "scheduled", "fetched", "processing", "expired", "oldest ready",
-        "archived", "dead", "max workers",
-    ):
-        table.add_column(header, justify="right")
-    for q in queues:
-        table.add_row(
-            _cell(q.name), _queue_state(q), _cell(q.pending), _cell(q.scheduled),
-            _cell(q.fetched), _cell(q.processing),
-            Text(str(q.expired), style="red" if q.expired else ""),
-            _cell(_age(q.oldest_ready_age)), _cell(q.archived),
-            Text(str(q.dead), style="red" if q.dead else ""),
-            _cell(q.max_workers if q.max_workers is not None else "unlimited"),
-        )
-    if not queues:
-        table.caption = "no queues yet: a queue appears with its first job"
-    return table
 
 
 def _queues_table(queues: Sequence[QueueInfo]) -> Table:
@@ -822,53 +796,6 @@ def _progress_bar(description: str, total: int) -> Iterator[Callable[[int], None
         yield lambda completed: progress.update(bar, completed=completed)
 
 
-# -- stats -------------------------------------------------------------------------------------
-
-
-@main.command()
-@click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
-@click.option(
-    "--interval", type=Seconds(allow_zero=False), default=2.0, show_default=True,
-    metavar="SECONDS", help="Refresh interval of --watch.",
-)
-@json_option
-def stats(watch: bool, interval: float, as_json: bool) -> None:
-    """Per-queue depths: pending, scheduled, running, expired leases, archive and dead letters.
-
-    With --watch --json, prints one JSON line per refresh.
-    """
-    app = _open()
-    if not watch:
-        queues = app.queues()
-        if as_json:
-            _emit_json(queues)
-        else:
-            _print(_stats_table(queues))
-        return
-    try:
-        if as_json:
-            while True:
-                _emit_json(
-                    {"at": datetime.now(UTC), "queues": app.queues()}, compact=True
-                )
-                sys.stdout.flush()
-                time.sleep(interval)
-        console = _console()
-        if console.is_terminal:
-            from rich.live import Live
-
-            with Live(_stats_table(app.queues()), console=console, auto_refresh=False) as live:
-                while True:
-                    time.sleep(interval)
-                    live.update(_stats_table(app.queues()), refresh=True)
-        while True:
-            _print(_stats_table(app.queues()))
-            sys.stdout.flush()
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        return
-
-
 # -- queues ------------------------------------------------------------------------------------
 
 
@@ -1284,3 +1211,4 @@ __all__ = ["OPTIONAL_COMMANDS", "CliError", "main"]
 
 # Nouns that live in modules of their own register their commands on `main` when imported (one
 # line each, below; keep them last: they import from this module).
+from claimq.cli import stats, workers  # noqa: E402, F401 - `claimq stats`, `claimq workers`
