@@ -86,6 +86,28 @@ def fill(app: App) -> float:
     return time.perf_counter() - started
 
 
+def plans(app: App) -> dict[str, list[str]]:
+    """The indexes each stats query's plan reads (EXPLAIN), as evidence it stays indexed."""
+    from claimq.backends._sqlfiles import load_queries
+
+    backend = app.backend
+    pg = backend.kind == "postgresql"
+    queries = load_queries(f"claimq.backends.{'postgres' if pg else 'sqlite'}",
+                           backend.schema if pg else None)
+    found = {}
+    for name in ("stats_recent", "stats_latency", "stats_dead", "stats_live"):
+        sql = getattr(queries, name)
+        if pg:
+            sql = sql.replace("%(now)s", "NULL").replace("%(window)s", "300")
+            lines = [r[0] for r in backend.run_sql("EXPLAIN " + sql)]
+        else:
+            sql = sql.replace(":now", str(time.time())).replace(":since", str(time.time() - 300))
+            lines = [r[3] for r in backend.run_sql("EXPLAIN QUERY PLAN " + sql)]
+        found[name] = [ln.strip() for ln in lines if "Index" in ln or "INDEX" in ln
+                       or "Seq Scan" in ln or "SCAN" in ln]
+    return found
+
+
 def readings(app: App, window: float, reps: int) -> list[float]:
     times = []
     for _ in range(reps):
@@ -116,6 +138,7 @@ def main() -> None:
             "machine": f"{platform.machine()}, {platform.python_version()}",
             "rows": {"archive": ARCHIVED, "dead": DEAD, "live": LIVE},
             "fill_seconds": round(fill_seconds, 1),
+            "plans": plans(app),
         }
         for label, window in (("window_5min", 300.0), ("window_1h", 3600.0)):
             times = readings(app, window, args.reps)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _validate
+from claimq import _tracing, _validate
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
     UNSET,
@@ -239,6 +239,9 @@ class App:
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
             timeout=timeout, retry=retry,
         )
+        traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
+        if traceparent is not None:
+            job = job._replace(trace_context=traceparent)
         return self.backend.enqueue([job], self.idempotency_retention, conn)[0]
 
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
@@ -246,7 +249,10 @@ class App:
         task's name brings its defaults). All or none."""
         _check_batch(jobs)
         items = jobs if isinstance(jobs, Sequence) else list(jobs)
-        specs = map(self._spec, items)
+        specs: Iterator[_validate.NewJob] = map(self._spec, items)
+        traceparent = _tracing.current_traceparent()  # one for the whole batch
+        if traceparent is not None:
+            specs = (s._replace(trace_context=traceparent) for s in specs)
         if not items:
             return []
         # PostgreSQL checks a large batch while COPY stores the chunks before.
@@ -259,6 +265,9 @@ class App:
         conn = options.pop("conn", None)
         if conn is not None and self.backend.is_async_connection(conn):
             job = self._new_job(task, payload=payload, **options)
+            traceparent = _tracing.current_traceparent()
+            if traceparent is not None:
+                job = job._replace(trace_context=traceparent)
             return (await self.backend.aenqueue([job], conn))[0]
         return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
 
@@ -267,7 +276,8 @@ class App:
     ) -> list[int]:
         _check_batch(jobs)
         if conn is not None and self.backend.is_async_connection(conn):
-            specs = [self._spec(j) for j in jobs]
+            traceparent = _tracing.current_traceparent()
+            specs = [self._spec(j)._replace(trace_context=traceparent) for j in jobs]
             return await self.backend.aenqueue(specs, conn)
         jobs = list(jobs)
         return await asyncio.to_thread(self.enqueue_many, jobs, conn=conn)

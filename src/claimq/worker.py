@@ -148,6 +148,8 @@ class Worker:
         worker_id: str | None = None,
         presence_interval: float = 5.0,
         presence_timeout: float | None = None,
+        metrics_port: int | None = None,
+        metrics_host: str = "0.0.0.0",
     ) -> None:
         self.app = app
         self.queues = None if queues is None else [_validate.queue_name(q) for q in queues]
@@ -164,6 +166,12 @@ class Worker:
         self.presence_timeout = max(6 * self.presence_interval, 30.0) \
             if presence_timeout is None else _validate.seconds(
                 presence_timeout, "presence_timeout", allow_zero=False)
+        # Prometheus /metrics on this port while the worker runs (the `metrics` extra): this
+        # worker's counters and app.stats(); 0 picks a free port (see metrics_address).
+        self.metrics_port = None if metrics_port is None else _validate.integer(
+            metrics_port, "metrics_port", 0, 65535)
+        self.metrics_host = metrics_host
+        self.metrics_address: tuple[str, int] | None = None
         self.counters = Counters()
         self.supervisor: Supervisor | None = None
         self._stop_requests = 0
@@ -250,9 +258,10 @@ class Worker:
                 loop.add_signal_handler(sig, self._on_signal)
         if self._stop_requests:
             stopping.set()  # stop() arrived before the worker was up
+        metrics_server = self._serve_metrics()
         log.info("worker %s started: queues=%s concurrency=%d", self.worker_id,
                  ",".join(self.queues) if self.queues else "*", self.concurrency,
-                 extra={"event": "worker.started"})
+                 extra={"event": "worker.started", "worker_id": self.worker_id})
         reaper = Reaper(backend, db, counters, interval=min(reap_every, self.presence_timeout),
                         stopping=stopping, workers_dead_after=self.presence_timeout,
                         workers_forget_after=max(self.presence_timeout * 10, 3600.0))
@@ -273,6 +282,9 @@ class Worker:
             finished.set()
             await supervisor.stop(timeout=5.0)
             await presence.unregister()
+            if metrics_server is not None:
+                metrics_server.shutdown()
+                metrics_server.server_close()
             executor.shutdown()
             db.close()
             if on_loop:
@@ -282,11 +294,26 @@ class Worker:
                     loop.remove_signal_handler(sig)
         counters.values["loop_restarts"] = sum(supervisor.restarts.values())
         log.info("worker %s stopped: %s", self.worker_id, counters.values,
-                 extra={"event": "worker.stopped"})
+                 extra={"event": "worker.stopped", "worker_id": self.worker_id})
         if self._failure is not None:
             raise WorkerFailed(f"worker {self.worker_id} stopped: {self._failure!r}"
                                ) from self._failure
         return dict(counters.values)
+
+    def _serve_metrics(self) -> Any:
+        """Starts the /metrics server (a thread of its own) when metrics_port is set."""
+        if self.metrics_port is None:
+            return None
+        from prometheus_client import start_wsgi_server
+
+        from claimq.metrics import registry  # first: says which extra is missing
+
+        server, _ = start_wsgi_server(self.metrics_port, self.metrics_host,
+                                      registry=registry(self.app, worker=self))
+        self.metrics_address = (self.metrics_host, server.server_port)
+        log.info("worker %s: metrics on http://%s:%d/metrics", self.worker_id, self.metrics_host,
+                 server.server_port, extra={"event": "worker.metrics"})
+        return server
 
     async def _drain(self, registry: Registry, executor: Executor) -> None:
         """Graceful shutdown after the fetcher stopped: hand back what has not started, give

@@ -157,3 +157,41 @@ def test_registry_rows_live_go_silent_die_and_are_pruned(app: App, clock: FakeCl
     assert backend.unregister_worker("w-1")
     assert not backend.unregister_worker("w-1")
     assert app.workers() == []
+
+
+def test_metrics_text_and_the_mountable_asgi_app(app: App, clock: FakeClock) -> None:
+    import asyncio
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from claimq.metrics import metrics_app, metrics_text
+
+    app.enqueue("t.urgent", {}, queue="urgent", priority=9)
+    clock.advance(42)
+    _run(app, clock, "bulk", "t.bad", 0, 1, "dead")
+
+    def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        return {(s.name, tuple(sorted(s.labels.items()))): s.value
+                for f in text_string_to_metric_families(text) for s in f.samples}
+
+    found = samples(metrics_text(app).decode())
+    # 42 s, and the 1 s the other job ran
+    assert found[("claimq_queue_oldest_due_age_seconds", (("queue", "urgent"),))] == 43
+    assert found[("claimq_task_pending", (("task", "t.urgent"),))] == 1
+    assert found[("claimq_queue_dead", (("queue", "bulk"), ("reason", "permanent_error")))] == 1
+    assert not any(name.startswith("claimq_worker_") for name, _ in found)  # no worker here
+
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/metrics", "query_string": b"",
+             "headers": [], "root_path": ""}
+    asyncio.run(metrics_app(app)(scope, receive, send))
+    assert sent[0]["status"] == 200
+    body = b"".join(m.get("body", b"") for m in sent[1:])  # type: ignore[misc]
+    assert samples(body.decode())[("claimq_task_pending", (("task", "t.urgent"),))] == 1

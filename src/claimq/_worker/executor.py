@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from claimq import _validate
+from claimq import _tracing, _validate
 from claimq._worker.completer import Completer, Outcome
 from claimq._worker.dbcall import DB
 from claimq._worker.inflight import Counters, InFlight, Registry
@@ -42,6 +42,7 @@ from claimq._worker.threads import Threads
 from claimq.backends.base import Backend, Completion, Owned
 from claimq.errors import InvalidInput, LeaseLost, Permanent
 from claimq.job import CorruptRow, Job
+from claimq.logs import current_claim, event
 
 if TYPE_CHECKING:
     from claimq.app import App
@@ -138,17 +139,48 @@ class Executor:
             await self.release([f for f, _ in flights])
             return
         loop = asyncio.get_running_loop()
+        # OpenTelemetry: only while a tracer provider is set (one check per batch otherwise)
+        traces = await self._trace_contexts(flights) if _tracing.enabled() else None
         for flight, earlier in flights:
             flight.running = True
             # a Task of its own, in a copy of the worker's context (contextvars a handler sets
             # stay with its job)
-            flight.task = loop.create_task(self._run(flight, earlier))
+            flight.task = loop.create_task(
+                self._run(flight, earlier) if traces is None
+                else self._traced(flight, earlier, traces.get(flight.job.id)))
         self.counters.add("started", len(flights))
         if log.isEnabledFor(logging.DEBUG):  # per-job lines only when asked for
             for flight, _ in flights:
                 log.debug("job.started: job %s (%s) attempt %s", flight.job.id, flight.job.task,
-                          flight.attempt, extra={"event": "job.started",
-                                                 "job_id": flight.job.id})
+                          flight.attempt, extra=event("job.started", flight))
+
+    async def _trace_contexts(self, flights: list[tuple[InFlight, Any]]) -> dict[int, str]:
+        """The stored trace contexts of a claimed batch (one statement); tracing never holds a
+        job up: an error leaves the spans without a parent."""
+        try:
+            return await self.db.call(self.backend.trace_contexts, [f.job.id for f, _ in flights])
+        except Exception as exc:  # noqa: BLE001
+            log.debug("reading trace contexts failed: %r", exc)
+            return {}
+
+    async def _traced(self, flight: InFlight, earlier: InFlight | None,
+                      traceparent: str | None) -> None:
+        """_run inside the attempt's span, a child of the enqueuer's."""
+        with _tracing.attempt_span(flight, traceparent) as span:
+            outcome = await self._run(flight, earlier)
+            error = None
+            if outcome is None:
+                label = "lost" if flight.lost else "succeeded"  # completed in the handler's txn
+            elif flight.lost:
+                label = "lost"
+            elif outcome.failure is not None:
+                failure = outcome.failure
+                dead = failure.permanent or flight.attempt >= flight.job.max_attempts
+                label = "dead" if dead else "retried"
+                error = str(failure.error.get("message") or failure.reason)
+            else:
+                label = "succeeded"
+            _tracing.set_outcome(span, label, error)
 
     def abandon(self, flight: InFlight, why: str, *, cancel: bool = True) -> None:
         """Gives a claim up without reporting anything: someone else owns the job now (or
@@ -158,7 +190,7 @@ class Executor:
         flight.lost = True
         self.counters.add("lease_lost")
         log.warning("lease.lost: job %s abandoned: %s", flight.job.id, why,
-                    extra={"event": "lease.lost", "job_id": flight.job.id})
+                    extra=event("lease.lost", flight))
         if not cancel:
             return
         if flight.task is not None and not flight.task.done():
@@ -199,13 +231,14 @@ class Executor:
 
     # -- running -------------------------------------------------------------------------------
 
-    async def _run(self, flight: InFlight, earlier: InFlight | None) -> None:
+    async def _run(self, flight: InFlight, earlier: InFlight | None) -> Outcome | None:
+        current_claim.set(flight)  # this job's Task's own context: its handler's log lines
         try:
             if earlier is not None and earlier.task is not None and not earlier.task.done():
                 # Never two attempts of one job at once here: the earlier one's thread runs on.
                 await asyncio.wait([earlier.task])
             if flight.lost:
-                return
+                return None
             outcome = await self._attempt(flight)
         except asyncio.CancelledError:
             outcome = None
@@ -224,8 +257,9 @@ class Executor:
                 log.warning("job %s finished after its lease was lost; outcome dropped",
                             flight.job.id)
             self.registry.forget(flight)
-            return
+            return None
         self.completer.submit(outcome)
+        return outcome
 
     async def _attempt(self, flight: InFlight) -> Outcome | None:
         job = flight.job
@@ -278,7 +312,7 @@ class Executor:
                 flight.lost = True
                 self.counters.add("lease_lost")
             log.warning("lease.lost: job %s: %s matched no row: outcome dropped", job.id,
-                        exc.operation, extra={"event": "lease.lost", "job_id": job.id})
+                        exc.operation, extra=event("lease.lost", flight))
             return None
         except asyncio.CancelledError:
             if flight.lost or not (flight.timed_out or flight.cancel_requested):
@@ -352,8 +386,7 @@ class Executor:
             log.warning("job %s: %s", flight.job.id, exc)
         else:
             log.info("job.failed: job %s (%s) attempt %s: %s", flight.job.id, flight.job.task,
-                     flight.attempt, describe(exc),
-                     extra={"event": "job.failed", "job_id": flight.job.id})
+                     flight.attempt, describe(exc), extra=event("job.failed", flight))
         return Outcome(flight, failure=failure)
 
 

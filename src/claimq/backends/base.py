@@ -389,6 +389,9 @@ class Backend(Protocol):
         """Marks dead the rows silent for more than `dead_after` seconds and deletes those
         silent for more than `forget_after`; returns (marked, deleted)."""
         ...
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        """The enqueuers' trace contexts (W3C traceparent) of these live jobs, where stored."""
+        ...
     def stats(self, window: float) -> StatsRows:
         """Live counts, dead letters by reason, and what finished in the last `window` seconds
         (counts, attempts, latency percentiles), grouped by queue and task."""

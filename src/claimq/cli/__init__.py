@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import logging
 import math
 import os
 import sys
@@ -25,7 +24,7 @@ import click
 from click.core import ParameterSource
 
 from claimq import __version__, _validate
-from claimq._processes import LOG_FORMAT, import_app, run_worker
+from claimq._processes import import_app, run_worker, setup_logging
 from claimq.app import DEFAULT_URL, App
 from claimq.backends import redact as _redact
 from claimq.backends.base import QueueInfo
@@ -650,6 +649,19 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
     "--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="info",
     show_default=True, help="Log level of the worker's lines on stderr (start, stop, failures).",
 )
+@click.option(
+    "--log-format", type=click.Choice(("text", "json")), default="text", show_default=True,
+    help="json: one JSON object per line, with event names and job fields.",
+)
+@click.option(
+    "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+    help="Serve Prometheus /metrics on PORT (process i of --processes on PORT+i); needs "
+    "claimq[metrics].",
+)
+@click.option(
+    "--metrics-host", default="0.0.0.0", show_default=True, metavar="ADDR",
+    help="Address the /metrics server binds to.",
+)
 @click.pass_context
 def worker(
     ctx: click.Context,
@@ -661,6 +673,9 @@ def worker(
     poll_interval: float,
     grace: float,
     log_level: str,
+    log_format: str,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
     mypackage.jobs:registry.app for an attribute of an attribute).
@@ -677,10 +692,16 @@ def worker(
         _check_database(app, migrated=True)
     finally:
         app.close()  # the worker opens its own connections (possibly in other processes)
-    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
+    if metrics_port is not None:
+        try:
+            import claimq.metrics  # noqa: F401 - says which extra is missing, before starting
+        except ClaimqError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
+    setup_logging(log_level.upper(), log_format)
     code = run_worker(
         app, queues=queues, concurrency=concurrency, processes=processes, lease=lease,
-        poll_interval=poll_interval, grace=grace, app_path=app_path,
+        poll_interval=poll_interval, grace=grace, app_path=app_path, metrics_port=metrics_port,
+        metrics_host=metrics_host, log_format=log_format,
     )
     ctx.exit(int(code or 0))
 

@@ -243,7 +243,8 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
     shapes: dict[tuple[Any, ...], tuple[str, str, str]] = {}
     lines = []
     for job_id, j in zip(ids, jobs, strict=True):
-        shape = (j.queue, j.task, j.tags, j.priority, j.max_attempts, j.timeout, j.retry_json)
+        shape = (j.queue, j.task, j.tags, j.priority, j.max_attempts, j.timeout, j.retry_json,
+                 j.trace_context)
         parts = shapes.get(shape)
         if parts is None:
             parts = shapes[shape] = _copy_shape(j)
@@ -264,7 +265,8 @@ def _copy_shape(j: NewJob) -> tuple[str, str, str]:
     return (
         f"{_copy_field(j.queue)}\t{_copy_field(j.task)}",
         f"{_copy_field(_array_literal(j.tags))}\t{j.priority}\t{j.max_attempts}",
-        ("\\N" if j.timeout is None else repr(j.timeout)) + "\t" + _copy_field(j.retry_json),
+        ("\\N" if j.timeout is None else repr(j.timeout)) + "\t" + _copy_field(j.retry_json)
+        + "\t" + _copy_field(j.trace_context),
     )
 
 
@@ -582,6 +584,7 @@ class PostgresBackend:
             "delay": _numbers(j.delay for j in jobs),
             "timeout_seconds": _numbers(j.timeout for j in jobs),
             "retry": _texts(j.retry_json for j in jobs),
+            "trace_context": _texts(j.trace_context for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
@@ -647,6 +650,7 @@ class PostgresBackend:
             "delay": job.delay,
             "timeout_seconds": job.timeout,
             "retry": job.retry_json,
+            "trace_context": job.trace_context,
             "retention": retention,
             "now": self._now(),
         }
@@ -1077,6 +1081,11 @@ class PostgresBackend:
                 for r in conn.execute(self._q.stats_latency, params)
             ]
         return StatsRows(now_row["now"], queues, live, dead, recent, latency)
+
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.trace_contexts, {"ids": _numbers(ids)}).fetchall()
+        return {r["id"]: r["trace_context"] for r in rows}
 
     # -- notifications -------------------------------------------------------------------------
 

@@ -361,6 +361,7 @@ class SQLiteBackend:
                     "now": now,
                     "timeout_seconds": job.timeout,
                     "retry": job.retry_json,
+                    "trace_context": job.trace_context,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -752,6 +753,11 @@ class SQLiteBackend:
             for (kind, name), values in waits.items()
         ]
         return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency)
+
+    @mapped
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = self._conn().execute(_Q.trace_contexts, {"ids": json.dumps(list(ids))})
+        return {r[0]: r[1] for r in rows}
 
 
 def _split_statements(script: str) -> Iterator[str]:
