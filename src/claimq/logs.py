@@ -28,22 +28,22 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from claimq._worker.inflight import InFlight
+    from claimq.job import Job
 
 JOB_FIELDS = ("job_id", "task", "queue", "attempt")
 
-# The claim (claimq._worker.inflight.InFlight) whose handler runs in this context: the executor
-# sets it first thing in each job's own Task, so it is that job's alone.
-current_claim: contextvars.ContextVar[InFlight | None] = contextvars.ContextVar(
-    "claimq_current_claim", default=None)
+# The job whose handler runs in this context (as claimed: its attempts are this attempt's
+# number): the executor sets it first thing in each job's own Task, so it is that job's alone.
+current_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar(
+    "claimq_current_job", default=None)
 
 
 def job_fields() -> dict[str, Any] | None:
     """The current job's fields (job_id, task, queue, attempt), or None outside a handler."""
-    flight = current_claim.get()
-    if flight is None:
+    job = current_job.get()
+    if job is None:
         return None
-    job = flight.job
-    return {"job_id": job.id, "task": job.task, "queue": job.queue, "attempt": flight.attempt}
+    return {"job_id": job.id, "task": job.task, "queue": job.queue, "attempt": job.attempts}
 
 
 def event(name: str, flight: InFlight) -> dict[str, Any]:
@@ -95,4 +95,4 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
-__all__ = ["JOB_FIELDS", "JobFields", "JsonFormatter", "current_claim", "event", "job_fields"]
+__all__ = ["JOB_FIELDS", "JobFields", "JsonFormatter", "current_job", "event", "job_fields"]

@@ -1,7 +1,8 @@
-"""What `App.stats()` returns: per queue and per task, the live depths, the oldest due job's
-age, dead letters by reason, and what finished within a recent window (throughput, latency
-percentiles, attempts per job). Plain frozen dataclasses: a dashboard, a metrics exporter or a
-script reads them; `dataclasses.asdict()` makes them JSON-ready (datetimes aside)."""
+"""What `App.stats()` returns (and `App.workers()`: WorkerInfo): per queue and per task, the
+live depths, the oldest due job's age, dead letters by reason, and what finished within a recent
+window (throughput, latency percentiles, attempts per job). Plain frozen dataclasses: a
+dashboard, a metrics exporter or a script reads them; `dataclasses.asdict()` makes them
+JSON-ready (datetimes aside)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from claimq.backends.base import LatencyRow, LiveRow, RecentRow, StatsRows
+from claimq.backends.base import LatencyRow, LiveRow, RecentRow, StatsRows, WorkerInfo
 
 DEFAULT_WINDOW = 300.0  # seconds of finished jobs the rates and percentiles look at
 
@@ -163,4 +164,4 @@ def build(rows: StatsRows, window: float) -> Stats:
     return Stats(rows.now, window, queues, tasks)
 
 
-__all__ = ["DEFAULT_WINDOW", "Latency", "QueueStats", "Stats", "TaskStats"]
+__all__ = ["DEFAULT_WINDOW", "Latency", "QueueStats", "Stats", "TaskStats", "WorkerInfo"]

@@ -42,7 +42,7 @@ from claimq._worker.threads import Threads
 from claimq.backends.base import Backend, Completion, Owned
 from claimq.errors import InvalidInput, LeaseLost, Permanent
 from claimq.job import CorruptRow, Job
-from claimq.logs import current_claim, event
+from claimq.logs import current_job, event
 
 if TYPE_CHECKING:
     from claimq.app import App
@@ -167,20 +167,7 @@ class Executor:
                       traceparent: str | None) -> None:
         """_run inside the attempt's span, a child of the enqueuer's."""
         with _tracing.attempt_span(flight, traceparent) as span:
-            outcome = await self._run(flight, earlier)
-            error = None
-            if outcome is None:
-                label = "lost" if flight.lost else "succeeded"  # completed in the handler's txn
-            elif flight.lost:
-                label = "lost"
-            elif outcome.failure is not None:
-                failure = outcome.failure
-                dead = failure.permanent or flight.attempt >= flight.job.max_attempts
-                label = "dead" if dead else "retried"
-                error = str(failure.error.get("message") or failure.reason)
-            else:
-                label = "succeeded"
-            _tracing.set_outcome(span, label, error)
+            await self._run(flight, earlier, span)
 
     def abandon(self, flight: InFlight, why: str, *, cancel: bool = True) -> None:
         """Gives a claim up without reporting anything: someone else owns the job now (or
@@ -231,14 +218,16 @@ class Executor:
 
     # -- running -------------------------------------------------------------------------------
 
-    async def _run(self, flight: InFlight, earlier: InFlight | None) -> Outcome | None:
-        current_claim.set(flight)  # this job's Task's own context: its handler's log lines
+    async def _run(self, flight: InFlight, earlier: InFlight | None, span: Any = None) -> None:
+        # This job's Task's own context: its handler's log lines carry its fields. The Job, not
+        # the claim: the claim holds the Task, which holds this context (a cycle for the GC).
+        current_job.set(flight.job)
         try:
             if earlier is not None and earlier.task is not None and not earlier.task.done():
                 # Never two attempts of one job at once here: the earlier one's thread runs on.
                 await asyncio.wait([earlier.task])
             if flight.lost:
-                return None
+                return
             outcome = await self._attempt(flight)
         except asyncio.CancelledError:
             outcome = None
@@ -257,9 +246,10 @@ class Executor:
                 log.warning("job %s finished after its lease was lost; outcome dropped",
                             flight.job.id)
             self.registry.forget(flight)
-            return None
-        self.completer.submit(outcome)
-        return outcome
+        else:
+            self.completer.submit(outcome)
+        if span is not None:
+            _tracing.set_outcome(span, *_outcome(flight, outcome))
 
     async def _attempt(self, flight: InFlight) -> Outcome | None:
         job = flight.job
@@ -388,6 +378,18 @@ class Executor:
             log.info("job.failed: job %s (%s) attempt %s: %s", flight.job.id, flight.job.task,
                      flight.attempt, describe(exc), extra=event("job.failed", flight))
         return Outcome(flight, failure=failure)
+
+
+def _outcome(flight: InFlight, outcome: Outcome | None) -> tuple[str, str | None]:
+    """The attempt's outcome for its span: (label, error message or None)."""
+    if outcome is None or flight.lost:
+        # nothing to report: completed in the handler's own transaction, or given up
+        return ("succeeded" if flight.completed_by_handler and not flight.lost else "lost"), None
+    failure = outcome.failure
+    if failure is None:
+        return "succeeded", None
+    dead = failure.permanent or flight.attempt >= flight.job.max_attempts
+    return ("dead" if dead else "retried"), str(failure.error.get("message") or failure.reason)
 
 
 def _newer(a: Job, b: Job) -> bool:
