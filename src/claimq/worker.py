@@ -30,7 +30,7 @@ from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.service import Supervisor
 from claimq.app import App
 from claimq.backends.base import Backend, Completion, WorkerRecord
-from claimq.errors import LeaseLost, WorkerFailed
+from claimq.errors import InvalidInput, LeaseLost, WorkerFailed
 from claimq.job import Job
 
 log = logging.getLogger("claimq.worker")
@@ -220,6 +220,7 @@ class Worker:
         self._loop = loop
         backend = self.app.backend
         backend.check_schema()
+        metrics_server = self._serve_metrics()  # first: a port in use stops the worker here
         on_loop = backend.capabilities.async_settle
         if on_loop:
             await backend.open_async()
@@ -258,7 +259,6 @@ class Worker:
                 loop.add_signal_handler(sig, self._on_signal)
         if self._stop_requests:
             stopping.set()  # stop() arrived before the worker was up
-        metrics_server = self._serve_metrics()
         log.info("worker %s started: queues=%s concurrency=%d", self.worker_id,
                  ",".join(self.queues) if self.queues else "*", self.concurrency,
                  extra={"event": "worker.started", "worker_id": self.worker_id})
@@ -308,8 +308,12 @@ class Worker:
 
         from claimq.metrics import registry  # first: says which extra is missing
 
-        server, _ = start_wsgi_server(self.metrics_port, self.metrics_host,
-                                      registry=registry(self.app, worker=self))
+        try:
+            server, _ = start_wsgi_server(self.metrics_port, self.metrics_host,
+                                          registry=registry(self.app, worker=self))
+        except OSError as exc:
+            raise InvalidInput(f"cannot serve metrics on {self.metrics_host}:"
+                               f"{self.metrics_port}: {exc}") from None
         self.metrics_address = (self.metrics_host, server.server_port)
         log.info("worker %s: metrics on http://%s:%d/metrics", self.worker_id, self.metrics_host,
                  server.server_port, extra={"event": "worker.metrics"})

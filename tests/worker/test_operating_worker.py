@@ -49,3 +49,18 @@ def test_a_sigkilled_worker_is_marked_dead_once_its_heartbeat_lapses(
     assert rescuer.stop() == 0
     assert _row(app, rescuer_id) is None  # a clean stop takes its row away
     assert _row(app, victim_id) is not None  # the dead one stays until it is pruned
+
+
+def test_a_metrics_port_in_use_stops_the_worker_with_a_clear_error(app: App) -> None:
+    import pytest
+
+    from claimq import InvalidInput, Worker
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        worker = Worker(app, metrics_port=port, metrics_host="127.0.0.1")
+        with pytest.raises(InvalidInput, match=f"cannot serve metrics on 127.0.0.1:{port}"):
+            worker.run(install_signals=False)
+    assert app.workers() == []  # it never registered

@@ -65,14 +65,18 @@ def test_attempt_spans_are_children_of_the_enqueuing_span(db_url: str, bulk: int
     assert orphan["parent"] is None and orphan["trace_id"] != request["trace_id"]
 
 
-def test_without_opentelemetry_nothing_is_traced_and_jobs_still_run(tmp_path: Path) -> None:
-    # opentelemetry blocked from import, as when the extra is not installed
+@pytest.mark.parametrize("blocked", [True, False])
+def test_without_opentelemetry_nothing_is_traced_and_jobs_still_run(
+    tmp_path: Path, blocked: bool
+) -> None:
+    # blocked: as when the extra is not installed; else installed but unused by the program
     script = """
 import sys
-sys.modules["opentelemetry"] = None
+if sys.argv[2] == "blocked":
+    sys.modules["opentelemetry"] = None
 import claimq._tracing as tracing
 from claimq import App, Worker
-assert not tracing.AVAILABLE and not tracing.enabled() and tracing.current_traceparent() is None
+assert not tracing.enabled() and tracing.current_traceparent() is None
 app = App(sys.argv[1]); app.migrate()
 @app.task(name="t")
 def t(): return 1
@@ -86,8 +90,10 @@ while app.get_job(job).status != "succeeded" and time.monotonic() < deadline:
 w.stop(); th.join(20)
 assert app.get_job(job).status == "succeeded"
 assert app.backend.run_sql("SELECT trace_context FROM claimq_jobs") == []
+assert "opentelemetry.trace" not in sys.modules  # claimq never loads it by itself
 print("ok")
 """
-    done = subprocess.run([sys.executable, "-c", script, f"sqlite:///{tmp_path}/t.db"],
+    done = subprocess.run([sys.executable, "-c", script, f"sqlite:///{tmp_path}/t.db",
+                           "blocked" if blocked else "installed"],
                           timeout=60, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
