@@ -16,6 +16,7 @@ from claimq.backends.base import (
     UNSET,
     Completion,
     Failure,
+    JobFilter,
     Owned,
     QueueInfo,
     ReapResult,
@@ -107,6 +108,17 @@ class App:
     def migrate(self) -> list[int]:
         """Apply pending schema migrations; safe when several processes run it at once."""
         return self.backend.migrate()
+
+    def grant(self, role: str, kind: Literal["reader", "producer", "worker", "admin"]) -> None:
+        """PostgreSQL: give the database role `role` only what one kind of client needs:
+        "reader" (looks: the dashboard's read-only mode), "producer" (enqueues), "worker" (runs
+        jobs), "admin" (operator: also purges, resurrects, writes the audit table). Run it as
+        the schema's owner, again after each migrate."""
+        if not isinstance(role, str) or not 0 < len(role) <= 63 or "\x00" in role:
+            raise InvalidInput(f"role must be a database role name, got {role!r}")
+        if kind not in ("reader", "producer", "worker", "admin"):
+            raise InvalidInput(f"kind must be reader, producer, worker or admin, got {kind!r}")
+        self.backend.grant(role, kind)
 
     # -- tasks ---------------------------------------------------------------------------------
 
@@ -401,6 +413,54 @@ class App:
             offset=_validate.integer(offset, "offset", 0, 2**62),
         )
 
+    def find_jobs(
+        self,
+        table: Literal["live", "archive", "dead"] = "live",
+        *,
+        queue: str | None = None,
+        task: str | None = None,
+        status: str | None = None,
+        tag: str | None = None,
+        text: str | None = None,
+        before: int | None = None,
+        limit: int = 50,
+    ) -> list[Job]:
+        """Jobs of one table matching every filter given, newest id first. `text`: a substring
+        (any case) of the payload's or the attempt history's JSON. Keyset paging: `before` the
+        last id of the previous page."""
+        if table not in ("live", "archive", "dead"):
+            raise InvalidInput("table must be 'live', 'archive' or 'dead'")
+        _filters(queue, task)
+        allowed = _STATUSES[table]
+        if status is not None and status not in allowed:
+            raise InvalidInput(
+                f"status must be one of {sorted(allowed)} for table {table!r}, got {status!r}"
+            )
+        for value, name in ((tag, "tag"), (text, "text")):
+            if value is not None and (not isinstance(value, str) or not 0 < len(value) <= 200):
+                raise InvalidInput(f"{name} must be a string of 1 to 200 characters, got {value!r}")
+        where = JobFilter(queue=queue, task=task, status=status, tag=tag,
+                          text=None if text is None else text.lower())
+        return self.backend.find_jobs(
+            table, where, None if before is None else _job_id(before),
+            _validate.integer(limit, "limit", 1, 100_000),
+        )
+
+    def purge_jobs(self, table: Literal["archive", "dead"], job_ids: Iterable[int]) -> list[int]:
+        """Delete exactly these jobs from archive or dead letters; returns the ids deleted."""
+        if table not in ("archive", "dead"):
+            raise InvalidInput("purge_jobs takes 'archive' or 'dead'")
+        ids = _job_ids(job_ids)
+        gone = self.backend.delete_finished(table, ids) if ids else []
+        self.backend.purge_idempotency_keys(self.idempotency_retention)
+        return gone
+
+    def run_now(self, job_ids: Iterable[int]) -> list[int]:
+        """Pending jobs waiting for a retry's backoff or a later run_at become due now; returns
+        the ids changed (jobs already due, running or finished are left as they are)."""
+        ids = _job_ids(job_ids)
+        return self.backend.run_now(ids) if ids else []
+
     def cancel(self, job_id: int) -> Literal["cancelled", "cancel_requested", "finished"]:
         """Pending or fetched: to dead letters now. Running: cancel requested (its worker sees it
         at the next heartbeat). Already finished: nothing changes."""
@@ -543,6 +603,15 @@ def _owned(job: Job) -> Owned:
 
 def _job_id(value: object) -> int:
     return _validate.integer(value, "job id", 1, 2**63 - 1)
+
+
+def _job_ids(values: object) -> list[int]:
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+        raise InvalidInput(f"expected a list of job ids, got {values!r}")
+    ids = [_job_id(v) for v in values]
+    if len(ids) > 100_000:
+        raise InvalidInput("at most 100,000 job ids at once")
+    return list(dict.fromkeys(ids))
 
 
 __all__ = ["App", "DEFAULT_URL", "Failure", "database_url"]

@@ -119,7 +119,8 @@ def test_errors_of_the_callers_own_statements_pass_through_unmapped(app: App) ->
 
 def test_a_postgres_url_with_a_bad_claimq_option_is_invalid_input(pg_base_url: str) -> None:
     for query, message in (("schema=Bad-Name", "schema must be"),
-                           ("pool_size=0", "pool_size must be")):
+                           ("pool_size=0", "pool_size must be"),
+                           ("pooler=statement", "pooler must be one of")):
         with pytest.raises(InvalidInput, match=message):
             App(f"{pg_base_url}?{query}").backend  # noqa: B018 - building it checks the URL
 

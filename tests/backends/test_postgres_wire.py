@@ -284,3 +284,17 @@ def test_statement_left_on_the_connection_is_replaced(pg_base_url: str) -> None:
         assert await s.rows(c, {"x": 2}) == [(12,)]
 
     on_connection(pg_base_url, body)
+
+
+def test_behind_a_transaction_pooler_nothing_is_prepared_by_name(pg_base_url: str) -> None:
+    """`pooler=transaction`: psycopg's preparing and the libpq settle path are off and the
+    worker polls (no LISTEN): each transaction may run on another server session."""
+    from claimq import App
+
+    plain = App(pg_base_url).backend
+    pooled = App(f"{pg_base_url}?pooler=transaction").backend
+    assert plain.raw_libpq_settle and plain.capabilities.listen_notify  # type: ignore[attr-defined]
+    assert not pooled.raw_libpq_settle  # type: ignore[attr-defined]
+    assert not pooled.capabilities.listen_notify
+    assert pooled._pool.kwargs["prepare_threshold"] is None  # type: ignore[attr-defined]
+    assert "pooler" not in pooled.conninfo  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -341,3 +342,43 @@ def job_row(app: App, job_id: int) -> tuple[Any, ...]:
     j = app.get_job(job_id)
     return (j.status, j.attempts, j.worker_id, j.claim_token, j.lease_until, j.finished_at,
             j.result, j.reason, json.dumps(j.errors, sort_keys=True, default=str), j.payload)
+
+
+class Feeder(threading.Thread):
+    """Enqueues batches of 10 `chaos.work` jobs (atomic and separate effects; every fifth one
+    sleeps `slow` s) every `every` s until stopped, through outages; `ids` are the acknowledged
+    ones."""
+
+    def __init__(self, app: App, *, slow: float, every: float) -> None:
+        super().__init__(daemon=True)
+        self.app, self.slow, self.every = app, slow, every
+        self.ids: list[int] = []
+        self.feeding = threading.Event()
+        self.feeding.set()
+
+    def run(self) -> None:
+        from pgcluster import through_outage
+
+        n = 0
+        while self.feeding.is_set():
+            batch = [{"task": "chaos.work",
+                      "payload": {"n": n + i, "mode": ("atomic", "separate")[i % 2],
+                                  "sleep": self.slow if i % 5 == 0 else 0.0}}
+                     for i in range(10)]
+            self.ids.extend(through_outage(lambda b=batch: self.app.enqueue_many(b)))
+            n += 10
+            time.sleep(self.every)
+
+    def stop(self) -> None:
+        self.feeding.clear()
+        self.join(60)
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most intervals open at one moment."""
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    depth = best = 0
+    for _, step in events:
+        depth += step
+        best = max(best, depth)
+    return best

@@ -14,13 +14,12 @@ each job exists once."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import chaos_biz as biz
 import psycopg
 import pytest
-from chaos_harness import ARCHIVE, Sampler, check_invariants, finished_ids, live
+from chaos_harness import ARCHIVE, Feeder, Sampler, check_invariants, finished_ids, live
 from pgcluster import PgCluster, require_cluster, through_outage
 
 from claimq import App
@@ -48,27 +47,11 @@ def test_database_restarts_and_killed_backends(spawn) -> None:
         try:
             app.migrate()
             biz.create_tables(app)
-            ids: list[int] = []
-            feeding = threading.Event()
-            feeding.set()
-
-            def feed() -> None:
-                n = 0
-                while feeding.is_set():
-                    batch = [
-                        {"task": "chaos.work",
-                         "payload": {"n": n + i, "mode": ("atomic", "separate")[i % 2],
-                                     "sleep": 0.5 if i % 5 == 0 else 0.0}}
-                        for i in range(10)
-                    ]
-                    ids.extend(through_outage(lambda b=batch: app.enqueue_many(b)))
-                    n += 10
-                    time.sleep(0.2)
-
             workers = [spawn(url, **OPTIONS) for _ in range(2)]
             for w in workers:
                 w.wait_started()
-            feeder = threading.Thread(target=feed, daemon=True)
+            feeder = Feeder(app, slow=0.5, every=0.2)
+            ids = feeder.ids
             sampler = Sampler(app)
             feeder.start()
             sampler.start()
@@ -102,8 +85,7 @@ def test_database_restarts_and_killed_backends(spawn) -> None:
             cluster.start()
             cluster.wait_ready()
             time.sleep(2.0)
-            feeding.clear()
-            feeder.join(60)
+            feeder.stop()
 
             deadline = time.monotonic() + 90
             while not set(ids) <= through_outage(lambda: finished_ids(app)):

@@ -17,7 +17,7 @@ import time
 
 import chaos_biz as biz
 import pytest
-from chaos_harness import ARCHIVE, archived, check_invariants, live, wait_finished
+from chaos_harness import ARCHIVE, archived, check_invariants, live, max_overlap, wait_finished
 
 from claimq import App
 
@@ -26,15 +26,6 @@ pytestmark = pytest.mark.timeout(120)
 PROCESSES = 2
 CONCURRENCY = 4
 OPTIONS = {"concurrency": CONCURRENCY, "lease": 10.0, "poll_interval": 0.1, "grace": 2.0}
-
-
-def max_overlap(intervals: list[tuple[float, float]]) -> int:
-    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
-    depth = best = 0
-    for _, step in events:
-        depth += step
-        best = max(best, depth)
-    return best
 
 
 def test_urgent_jobs_overtake_a_flood(capp: App, spawn) -> None:

@@ -1,7 +1,10 @@
 """The one parser of PostgreSQL URLs: claimq's own options out, libpq's deadlines in.
 
-`postgresql://user:password@host:port/db?schema=claimq&pool_size=10&…` — `schema` and
-`pool_size` are claimq's; every other query parameter goes to libpq unchanged.
+`postgresql://user:password@host:port/db?schema=claimq&pool_size=10&pooler=transaction&…` —
+`schema`, `pool_size` and `pooler` are claimq's; every other query parameter goes to libpq
+unchanged. `pooler=transaction` says a pooler in transaction mode (PgBouncer's
+`pool_mode = transaction`) stands between claimq and the server: no statement is prepared by
+name, nothing relies on session state, and the worker polls instead of LISTENing.
 
 Client-side deadlines (CLIENT_DEADLINES) are added to every connection claimq opens (the pool,
 the worker's async connections, its listener) unless the URL sets that parameter itself, so a
@@ -38,7 +41,8 @@ CLIENT_DEADLINES: dict[str, str] = {
 }
 DEFAULT_SCHEMA = "claimq"
 DEFAULT_POOL_SIZE = 10
-CLAIMQ_OPTIONS = ("schema", "pool_size")
+CLAIMQ_OPTIONS = ("schema", "pool_size", "pooler")
+POOLERS = ("none", "session", "transaction")
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
@@ -49,6 +53,7 @@ class PostgresURL:
     pool_size: int
     conninfo: str  # for libpq: claimq's options removed, the deadlines added where unset
     database: str  # the database name the URL names ("" when libpq's default applies)
+    pooler: str = "none"  # one of POOLERS: what stands between claimq and the server
 
 
 def is_postgres_url(url: str) -> bool:
@@ -75,12 +80,15 @@ def parse_postgres_url(url: str, *, pool_size: int | None = None) -> PostgresURL
         chosen = 0
     if not 1 <= chosen <= 10_000:
         raise InvalidInput(f"pool_size must be a whole number from 1 to 10000, got {size!r}")
+    pooler = options.pop("pooler", "none").lower()
+    if pooler not in POOLERS:
+        raise InvalidInput(f"pooler must be one of {', '.join(POOLERS)}, got {pooler!r}")
     libpq = {**CLIENT_DEADLINES, **options}  # the user's own settings win
     # quote, not quote_plus: libpq decodes %20 but leaves "+" as it is
     query_text = urlencode(libpq, quote_via=quote)
     conninfo = urlunparse(parsed._replace(scheme="postgresql", query=query_text))
     database = options.get("dbname") or parsed.path.lstrip("/")
-    return PostgresURL(url, schema, chosen, conninfo, database)
+    return PostgresURL(url, schema, chosen, conninfo, database, pooler)
 
 
 def with_option(url: str, name: str, value: str) -> str:

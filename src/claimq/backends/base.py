@@ -12,6 +12,7 @@ from claimq._validate import NewJob
 from claimq.job import Job
 
 Table = Literal["live", "archive", "dead"]
+RoleKind = Literal["reader", "producer", "worker", "admin"]
 UNSET: Any = object()  # "leave this setting as it is", distinct from None ("clear it")
 
 
@@ -202,6 +203,33 @@ class StatsRows(NamedTuple):
     latency: list[LatencyRow]
 
 
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    """Which jobs find_jobs() returns: every field that is not None must match. `status` is a
+    live job's status, or a dead letter's reason; `tag` one of the job's tags; `text` a
+    lower-case substring of the payload's or the attempt history's JSON text."""
+
+    queue: str | None = None
+    task: str | None = None
+    status: str | None = None
+    tag: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One recorded operator action: who (`actor`), what (`action`, on `target`), its
+    `detail` (the filter, the ids asked for, the new value) and how many rows it changed."""
+
+    id: int
+    at: datetime | None
+    actor: str
+    action: str
+    target: str
+    detail: dict[str, Any]
+    affected: int
+
+
 CancelOutcome = Literal["cancelled", "cancel_requested", "finished", "not_found"]
 
 
@@ -218,6 +246,7 @@ class Capabilities:
     async_connections: bool = False  # aenqueue() writes inside a caller's async connection
     advisory_locks: bool = False  # the database has advisory locks (PostgreSQL)
     row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
+    roles: bool = False  # grant() gives database roles least-privilege rights (PostgreSQL)
 
 
 class Notice(NamedTuple):
@@ -260,6 +289,12 @@ class Backend(Protocol):
         """Raises SchemaMissing unless the schema is migrated to this claimq's version."""
         ...
     def close(self) -> None: ...
+    def grant(self, role: str, kind: RoleKind) -> None:
+        """Grants the database role `role` what one kind of client needs on claimq's tables
+        and nothing more: "reader" (looks), "producer" (enqueues), "worker" (runs jobs),
+        "admin" (also purges, resurrects, writes the audit table). Run by the schema's owner,
+        again after each migrate. Without capabilities.roles: raises InvalidInput."""
+        ...
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """A statement of the caller's own, outside claimq's operations (tools such as the
         benchmark and the demo, which read claimq's tables or keep their own): autocommit, the
@@ -344,6 +379,27 @@ class Backend(Protocol):
         limit: int = 100,
         offset: int = 0,
     ) -> list[Job]: ...
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        """Jobs of `table` matching `where`, newest id first, with ids below `before` (keyset
+        paging: pass the last id of one page to get the next)."""
+        ...
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        """Deletes exactly these jobs from archive or dead letters; the ids it deleted."""
+        ...
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        """Pending jobs among `ids` that wait for a later run_at (a retry's backoff, a schedule)
+        become due now; the ids it changed."""
+        ...
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        """Appends one operator action to the audit table; its id."""
+        ...
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        """Audit entries, newest first, with ids below `before`."""
+        ...
     def cancel(self, job_id: int) -> CancelOutcome: ...
     def resurrect(
         self, job_id: int, payload_json: str | None = None, priority: int | None = None

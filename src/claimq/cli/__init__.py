@@ -1232,4 +1232,6 @@ __all__ = ["OPTIONAL_COMMANDS", "CliError", "main"]
 
 # Nouns that live in modules of their own register their commands on `main` when imported (one
 # line each, below; keep them last: they import from this module).
+from claimq.cli import dashboard as _dashboard  # noqa: E402, F401
+from claimq.cli import grant as _grant  # noqa: E402, F401
 from claimq.cli import stats, workers  # noqa: E402, F401 - `claimq stats`, `claimq workers`

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
     UNSET,
+    AuditEntry,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -27,6 +29,7 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    JobFilter,
     LatencyRow,
     Listener,
     LiveRow,
@@ -36,6 +39,7 @@ from claimq.backends.base import (
     QueueSettings,
     ReapResult,
     RecentRow,
+    RoleKind,
     Settled,
     Started,
     StatsRows,
@@ -44,7 +48,13 @@ from claimq.backends.base import (
     WorkerRecord,
 )
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
+from claimq.errors import (
+    ClaimqError,
+    DatabaseError,
+    DatabaseUnavailable,
+    InvalidInput,
+    SchemaMissing,
+)
 from claimq.job import Job, Status
 
 try:
@@ -354,13 +364,19 @@ class PostgresBackend:
     kind = "postgresql"
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
-        advisory_locks=True, row_locks=True,
+        advisory_locks=True, row_locks=True, roles=True,
     )
 
     def __init__(
         self, url: str, *, pool_size: int | None = None, clock: Clock | None = None
     ) -> None:
         parsed = parse_postgres_url(url, pool_size=pool_size)
+        self.pooler = parsed.pooler
+        # Behind a transaction-mode pooler each transaction may run on another server session:
+        # nothing prepared by name (psycopg's nor _wire's) and no LISTEN (the worker polls).
+        self._session_free = parsed.pooler == "transaction"
+        if self._session_free:
+            self.capabilities = replace(self.capabilities, listen_notify=False)
         self.schema = parsed.schema
         self.pool_size = parsed.pool_size
         self.url = url
@@ -383,14 +399,17 @@ class PostgresBackend:
             self.conninfo,
             min_size=1,
             max_size=self.pool_size,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs=self._connection_kwargs({"autocommit": True, "row_factory": dict_row}),
             configure=_configure,
             open=False,
             reconnect_timeout=60,
         )
         self._reached = False
         self._reach_lock = threading.Lock()
-        self.raw_libpq_settle = RAW_LIBPQ_SETTLE
+        self.raw_libpq_settle = RAW_LIBPQ_SETTLE and not self._session_free
+
+    def _connection_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {**kwargs, "prepare_threshold": None} if self._session_free else kwargs
 
     def _reach(self) -> None:
         """First contact: one plain connection, so that a database that does not exist, a
@@ -463,37 +482,30 @@ class PostgresBackend:
     # -- migrations ----------------------------------------------------------------------------
 
     def migrate(self) -> list[int]:
+        """Applies the missing migrations in one transaction: all of them or none. A
+        transaction-scoped advisory lock makes concurrent migrate() calls run one after another
+        (a session lock would outlive its transaction's server session behind a pooler)."""
         applied: list[int] = []
-        with self._conn() as conn:
-            # A session advisory lock makes concurrent migrate() calls run one after another.
-            conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
-            try:
-                with conn.transaction():
-                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-                    conn.execute(
-                        f"CREATE TABLE IF NOT EXISTS {self.schema}.migrations ("
-                        " version integer PRIMARY KEY, name text NOT NULL,"
-                        " applied_at timestamptz NOT NULL DEFAULT now())"
-                    )
-                done = {
-                    r["version"]
-                    for r in conn.execute(f"SELECT version FROM {self.schema}.migrations")
-                }
-                for version, name, text in load_migrations(
-                    "claimq.backends.postgres", self.schema
-                ):
-                    if version in done:
-                        continue
-                    with conn.transaction():
-                        conn.execute(text.encode())
-                        conn.execute(
-                            f"INSERT INTO {self.schema}.migrations (version, name)"
-                            " VALUES (%s, %s)",
-                            (version, name),
-                        )
-                    applied.append(version)
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.schema}.migrations ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {
+                r["version"] for r in conn.execute(f"SELECT version FROM {self.schema}.migrations")
+            }
+            for version, name, text in load_migrations("claimq.backends.postgres", self.schema):
+                if version in done:
+                    continue
+                conn.execute(text.encode())
+                conn.execute(
+                    f"INSERT INTO {self.schema}.migrations (version, name) VALUES (%s, %s)",
+                    (version, name),
+                )
+                applied.append(version)
         return applied
 
     def schema_version(self) -> int:
@@ -732,7 +744,7 @@ class PostgresBackend:
             self.conninfo,
             min_size=1,
             max_size=4,
-            kwargs=ASYNC_CONNECTION_KWARGS,
+            kwargs=self._connection_kwargs(ASYNC_CONNECTION_KWARGS),
             configure=_configure_async,
             open=False,
             reconnect_timeout=60,
@@ -942,6 +954,54 @@ class PostgresBackend:
         params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
         with self._conn() as conn:
             return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        from psycopg import sql
+
+        text = {"reader": self._q.grant_reader, "producer": self._q.grant_producer,
+                "worker": self._q.grant_worker, "admin": self._q.grant_admin}[kind]
+        with self._conn() as conn, conn.transaction():
+            conn.execute(sql.SQL(text).format(role=sql.Identifier(role)))
+
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        query = {"live": self._q.find_live, "archive": self._q.find_archive,
+                 "dead": self._q.find_dead}[table]
+        params = {"before": before, "queue": where.queue, "task": where.task,
+                  "status": where.status, "tag": where.tag, "text": where.text, "limit": limit}
+        with self._conn() as conn:
+            return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        query = {"archive": self._q.delete_archive_ids, "dead": self._q.delete_dead_ids}[table]
+        with self._conn() as conn:
+            return [r["id"] for r in conn.execute(query, {"ids": list(ids)}).fetchall()]
+
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        with self._conn() as conn:
+            params = {"ids": list(ids), "now": self._now()}
+            return [r["id"] for r in conn.execute(self._q.run_now, params).fetchall()]
+
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        params = {"now": self._now(), "actor": actor, "action": action, "target": target,
+                  "detail": detail_json, "affected": affected}
+        with self._conn() as conn:
+            row = conn.execute(self._q.record_audit, params).fetchone()
+        if row is None:
+            raise DatabaseError("the audit insert returned no row")
+        return int(row["id"])
+
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_audit, {"before": before, "limit": limit}).fetchall()
+        return [
+            AuditEntry(id=r["id"], at=r["at"], actor=r["actor"], action=r["action"],
+                       target=r["target"], detail=r["detail"], affected=r["affected"])
+            for r in rows
+        ]
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._conn() as conn:

@@ -18,6 +18,7 @@ from claimq.backends._rows import Undecodable, json_columns, loads_exact, percen
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
+    AuditEntry,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -26,6 +27,7 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    JobFilter,
     LatencyRow,
     Listener,
     LiveRow,
@@ -34,6 +36,7 @@ from claimq.backends.base import (
     QueueSettings,
     ReapResult,
     RecentRow,
+    RoleKind,
     Settled,
     Started,
     StatsRows,
@@ -259,6 +262,10 @@ class SQLiteBackend:
 
     def now(self) -> datetime:
         return self.clock.now()
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        raise InvalidInput("SQLite has no database roles: the file's permissions decide who may "
+                           "read or write it")
 
     # -- migrations ----------------------------------------------------------------------------
 
@@ -586,6 +593,44 @@ class SQLiteBackend:
         query = {"live": _Q.list_live, "archive": _Q.list_archive, "dead": _Q.list_dead}[table]
         params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
         return [_row_to_job(r) for r in self._conn().execute(query, params)]
+
+    @mapped
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        query = {"live": _Q.find_live, "archive": _Q.find_archive, "dead": _Q.find_dead}[table]
+        params = {"before": before, "queue": where.queue, "task": where.task,
+                  "status": where.status, "tag": where.tag, "text": where.text, "limit": limit}
+        return [_row_to_job(r) for r in self._conn().execute(query, params)]
+
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        query = {"archive": _Q.delete_archive_ids, "dead": _Q.delete_dead_ids}[table]
+        with self._write() as conn:
+            return [r[0] for r in conn.execute(query, {"ids": json.dumps(list(ids))})]
+
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        with self._write() as conn:
+            params = {"ids": json.dumps(list(ids)), "now": self._time()}
+            return [r[0] for r in conn.execute(_Q.run_now, params)]
+
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        with self._write() as conn:
+            params = {"now": self._time(), "actor": actor, "action": action, "target": target,
+                      "detail": detail_json, "affected": affected}
+            row = conn.execute(_Q.record_audit, params).fetchone()
+            return int(row[0])
+
+    @mapped
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        rows = self._conn().execute(_Q.list_audit, {"before": before, "limit": limit})
+        return [
+            AuditEntry(id=r["id"], at=_ts(r["at"], "at", []), actor=r["actor"],
+                       action=r["action"], target=r["target"], detail=json.loads(r["detail"]),
+                       affected=r["affected"])
+            for r in rows
+        ]
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._write() as conn:

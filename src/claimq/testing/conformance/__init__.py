@@ -30,13 +30,19 @@ import pytest
 
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
-    "_harness", "claim", "corrupt", "enqueue", "operator", "owner", "reap")))
+    "_harness", "browse", "claim", "corrupt", "enqueue", "operator", "owner", "reap")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
     BackendFactory,
     Subject,
     subject,
+)
+from claimq.testing.conformance.browse import (  # noqa: E402
+    TestAudit,
+    TestDeleteAndRunNow,
+    TestFindJobs,
+    TestGrant,
 )
 from claimq.testing.conformance.claim import TestClaim, TestQueueSettings  # noqa: E402
 from claimq.testing.conformance.corrupt import TestCorruptRows  # noqa: E402
@@ -68,14 +74,18 @@ __all__ = [
     "START",
     "BackendFactory",
     "Subject",
+    "TestAudit",
     "TestCallerTransaction",
     "TestCancel",
     "TestClaim",
     "TestClock",
     "TestComplete",
     "TestCorruptRows",
+    "TestDeleteAndRunNow",
     "TestEnqueue",
     "TestFail",
+    "TestFindJobs",
+    "TestGrant",
     "TestHeartbeat",
     "TestIdempotencyKeys",
     "TestOrphaned",

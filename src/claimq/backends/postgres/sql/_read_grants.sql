@@ -1,0 +1,4 @@
+-- What every client reads: the schema, its version, the queues and the job tables.
+GRANT USAGE ON SCHEMA {schema} TO {role};
+GRANT SELECT ON {schema}.migrations, {schema}.queues, {schema}.jobs, {schema}.archive,
+    {schema}.dead, {schema}.workers TO {role};

@@ -1,0 +1,8 @@
+-- Work: claim, start, heartbeat, settle, fail, release, reap (rows of jobs updated and moved to
+-- archive or dead letters); the limited queues' rows are locked (FOR UPDATE needs UPDATE).
+GRANT UPDATE, DELETE ON {schema}.jobs TO {role};
+GRANT UPDATE ON {schema}.queues TO {role};
+GRANT INSERT ON {schema}.archive, {schema}.dead TO {role};
+-- The worker registry: a worker writes, refreshes and deletes its own row, and its reaper marks
+-- silent ones dead and prunes them.
+GRANT INSERT, UPDATE, DELETE ON {schema}.workers TO {role};

@@ -1,0 +1,2 @@
+DELETE FROM {schema}.archive WHERE id = ANY (%(ids)s::bigint[])
+RETURNING id

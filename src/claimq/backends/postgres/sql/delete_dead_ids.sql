@@ -1,0 +1,2 @@
+DELETE FROM {schema}.dead WHERE id = ANY (%(ids)s::bigint[])
+RETURNING id

@@ -1,0 +1,3 @@
+-- A producer: enqueues jobs and reads them; cannot claim, settle or delete one.
+{read_grants}
+{enqueue_grants}

@@ -1,0 +1,202 @@
+"""Everything the dashboard reads from or does to claimq, in one place: through `claimq.App`
+(and, for the audit table, the Backend Protocol it holds). The optional figures of other parts
+of claimq (live workers, Prometheus text) are looked up on the App here and nowhere else."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+import orjson
+
+from claimq.app import App
+from claimq.backends.base import AuditEntry, QueueInfo
+from claimq.errors import ClaimqError, InvalidInput, JobNotFound
+from claimq.job import Job
+
+Table = Literal["live", "archive", "dead"]
+BULK_LIMIT = 10_000  # a bulk action acts on at most this many jobs (the preview says so)
+BULK_ACTIONS: dict[str, tuple[str, ...]] = {
+    "live": ("cancel", "run_now"),
+    "archive": ("purge",),
+    "dead": ("resurrect", "purge"),
+}
+FILTER_KEYS = ("queue", "task", "status", "tag", "text")
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
+
+
+def queue_row(q: QueueInfo, now: datetime) -> dict[str, Any]:
+    state = "inactive" if not q.active else "paused" if q.paused else "active"
+    return {
+        "name": q.name, "state": state, "paused": q.paused, "active": q.active,
+        "max_workers": q.max_workers, "depth": q.pending + q.scheduled,
+        "pending": q.pending, "scheduled": q.scheduled, "running": q.fetched + q.processing,
+        "expired": q.expired, "oldest_ready_age": q.oldest_ready_age,
+        "archived": q.archived, "dead": q.dead,
+    }
+
+
+def workers(app: App) -> list[dict[str, Any]]:
+    """The live worker registry, where this claimq has one (`app.workers()`); else []."""
+    listing: Callable[[], Sequence[Any]] | None = getattr(app, "workers", None)
+    if listing is None or not callable(listing):
+        return []
+    rows = []
+    for w in listing():
+        if dataclasses.is_dataclass(w) and not isinstance(w, type):
+            rows.append(dataclasses.asdict(w))
+        elif hasattr(w, "_asdict"):  # a named tuple
+            rows.append(dict(w._asdict()))
+        else:
+            rows.append(dict(w))
+    return rows
+
+
+def metrics_text(app: App) -> str | None:
+    """Prometheus text exposition: the App's own `metrics_text()` where it has one, else
+    claimq.metrics' (app.stats() at each scrape); None without the metrics extra."""
+    render: Callable[[], str] | None = getattr(app, "metrics_text", None)
+    if callable(render):
+        return render()
+    try:
+        from claimq.metrics import metrics_text as stats_text
+    except ClaimqError:  # prometheus-client is not installed
+        return None
+    return stats_text(app).decode()
+
+
+def overview(app: App) -> dict[str, Any]:
+    now = app.backend.now()
+    return {
+        "now": now.isoformat(),
+        "queues": [queue_row(q, now) for q in app.queues()],
+        "workers": workers(app),
+    }
+
+
+def job_summary(job: Job) -> dict[str, Any]:
+    last = job.errors[-1] if job.errors else None
+    return {
+        "id": job.id, "queue": job.queue, "task": job.task, "status": str(job.status),
+        "reason": job.reason, "priority": job.priority, "attempts": job.attempts,
+        "max_attempts": job.max_attempts, "tags": list(job.tags), "worker_id": job.worker_id,
+        "created_at": job.created_at, "run_at": job.run_at, "finished_at": job.finished_at,
+        "last_error": None if not isinstance(last, dict) else
+        f"{last.get('error', '')}: {last.get('message', '')}",
+    }
+
+
+def job_detail(job: Job) -> dict[str, Any]:
+    detail = {f.name: getattr(job, f.name) for f in dataclasses.fields(job)}
+    detail.pop("claim_token")  # the fencing token stays with its worker
+    detail["status"] = str(job.status)
+    detail["tags"] = list(job.tags)
+    detail["errors"] = list(job.errors)
+    detail["timings"] = {
+        "waited": _seconds(job.run_at, job.started_at),  # due -> (last) start
+        "ran": _seconds(job.started_at, job.finished_at),  # (last) start -> finish
+        "total": _seconds(job.created_at, job.finished_at),  # enqueued -> finish
+    }
+    return detail
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return None if start is None or end is None else (end - start).total_seconds()
+
+
+def job_filter(params: object) -> dict[str, str]:
+    if not isinstance(params, dict):
+        raise InvalidInput("the filter must be an object of queue, task, status, tag, text")
+    where = {}
+    for key in FILTER_KEYS:
+        value = params.get(key)
+        if value not in (None, ""):
+            if not isinstance(value, str):
+                raise InvalidInput(f"filter {key} must be a string")
+            where[key] = value
+    return where
+
+
+def table_of(value: object) -> Table:
+    if value not in ("live", "archive", "dead"):
+        raise InvalidInput("table must be live, archive or dead")
+    return value
+
+
+def find(app: App, table: Table, where: dict[str, str], before: int | None,
+         limit: int) -> list[Job]:
+    return app.find_jobs(table, before=before, limit=limit, **where)
+
+
+def bulk_ids(app: App, table: Table, where: dict[str, str]) -> tuple[list[int], bool]:
+    """The ids the filter matches now (at most BULK_LIMIT) and whether there were more."""
+    ids: list[int] = []
+    before = None
+    while len(ids) <= BULK_LIMIT:
+        page = find(app, table, where, before, 1000)
+        ids.extend(j.id for j in page)
+        if len(page) < 1000:
+            break
+        before = page[-1].id
+    return ids[:BULK_LIMIT], len(ids) > BULK_LIMIT
+
+
+class Snapshots:
+    """Signs the id set a preview showed so that the action acts on that set and only on it."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def sign(self, table: str, action: str, where: dict[str, str], ids: Sequence[int]) -> str:
+        text = dumps([table, action, sorted(where.items()), list(ids)])
+        return hmac.new(self._key, text, hashlib.sha256).hexdigest()
+
+    def check(self, table: str, action: str, where: dict[str, str], ids: Sequence[int],
+              signature: str) -> None:
+        expected = self.sign(table, action, where, ids)
+        if not hmac.compare_digest(expected.encode(), signature.encode()):
+            raise InvalidInput("the ids are not those of a preview of this action: preview again")
+
+
+def bulk_apply(app: App, table: Table, action: str, ids: list[int]) -> list[int]:
+    """Does `action` to each of `ids` that is still in the state it needs; the ids it changed."""
+    if action not in BULK_ACTIONS[table]:
+        raise InvalidInput(f"{action} is not an action on {table} jobs")
+    if action == "purge":
+        return app.purge_jobs(table, ids)  # type: ignore[arg-type]
+    if action == "run_now":
+        return app.run_now(ids)
+    done = []
+    for job_id in ids:
+        if action == "cancel":
+            try:
+                if app.cancel(job_id) in ("cancelled", "cancel_requested"):
+                    done.append(job_id)
+            except JobNotFound:
+                pass
+        else:  # resurrect
+            try:
+                app.resurrect(job_id)
+                done.append(job_id)
+            except JobNotFound:
+                pass
+    return done
+
+
+def record(app: App, actor: str, action: str, target: str, detail: dict[str, Any],
+           affected: int) -> int:
+    return app.backend.record_audit(actor, action, target, dumps(detail).decode(), affected)
+
+
+def audit(app: App, before: int | None, limit: int) -> list[AuditEntry]:
+    return app.backend.list_audit(before, limit)
+
+
+__all__ = ["BULK_ACTIONS", "BULK_LIMIT", "ClaimqError", "Snapshots"]

@@ -1,0 +1,454 @@
+// claimq dashboard. Every value from the server reaches the page through textContent (el()),
+// never as HTML.
+"use strict";
+
+const state = { me: null, filter: null, next: null, bulk: null, job: null, last: null,
+                charts: null, source: null };
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, text, attrs) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  return node;
+}
+
+function toast(text) {
+  $("toast").textContent = text;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { $("toast").textContent = ""; }, 4000);
+}
+
+async function api(path, body) {
+  const options = { credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    options.method = "POST";
+    options.headers["content-type"] = "application/json";
+    if (state.me) options.headers["x-claimq-csrf"] = state.me.csrf;
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  const data = await response.json().catch(() => ({ error: response.statusText }));
+  if (!response.ok) {
+    const error = new Error(data.error || response.statusText);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function confirmAction(text) {
+  return new Promise((resolve) => {
+    const dialog = $("confirm");
+    $("confirm-text").textContent = text;
+    dialog.onclose = () => resolve(dialog.returnValue === "ok");
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+}
+
+async function act(text, path, body, after) {
+  if (!(await confirmAction(text))) return null;
+  try {
+    const result = await api(path, body);
+    if (after) after(result);
+    return result;
+  } catch (error) {
+    toast("Refused: " + error.message);
+    return null;
+  }
+}
+
+function age(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  if (seconds < 60) return seconds.toFixed(1) + " s";
+  if (seconds < 3600) return (seconds / 60).toFixed(1) + " min";
+  return (seconds / 3600).toFixed(1) + " h";
+}
+
+function when(text) {
+  return text ? new Date(text).toLocaleString() : "–";
+}
+
+// -- sign-in --------------------------------------------------------------------------------
+
+async function start() {
+  try {
+    state.me = await api("api/me");
+  } catch (error) {
+    if (error.status === 401) { showLogin(); return; }
+    throw error;
+  }
+  $("login").hidden = true;
+  $("main").hidden = false;
+  $("tabs").hidden = false;
+  $("logout").hidden = state.me.name === "anonymous";
+  $("who").textContent = state.me.name + " (" + state.me.role + ")";
+  document.body.classList.toggle("admin", state.me.role === "admin");
+  setupCharts();
+  listen();
+  fillBulkActions();
+}
+
+function showLogin() {
+  $("login").hidden = false;
+  $("main").hidden = true;
+  $("tabs").hidden = true;
+}
+
+$("login-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await api("api/login", { token: $("token").value });
+    $("token").value = "";
+    $("login-error").textContent = "";
+    start();
+  } catch (error) {
+    $("login-error").textContent = error.message;
+  }
+});
+
+$("logout").addEventListener("click", async () => {
+  await api("api/logout", {});
+  if (state.source) state.source.close();
+  location.reload();
+});
+
+for (const button of document.querySelectorAll("#tabs button")) {
+  button.addEventListener("click", () => {
+    for (const other of document.querySelectorAll("#tabs button")) {
+      other.classList.toggle("active", other === button);
+      $("tab-" + other.dataset.tab).hidden = other !== button;
+    }
+    if (button.dataset.tab === "audit") loadAudit();
+    if (button.dataset.tab === "jobs" && !state.filter) search();
+  });
+}
+
+// -- live overview --------------------------------------------------------------------------
+
+function listen() {
+  const source = new EventSource("api/events");
+  state.source = source;
+  source.onmessage = (event) => {
+    $("live").textContent = "live";
+    update(JSON.parse(event.data));
+  };
+  source.addEventListener("trouble", (event) => {
+    $("live").textContent = "database trouble: " + JSON.parse(event.data);
+  });
+  source.onerror = () => { $("live").textContent = "reconnecting…"; };
+}
+
+function update(snapshot) {
+  renderQueues(snapshot.queues);
+  renderWorkers(snapshot.workers);
+  plot(snapshot);
+}
+
+function renderQueues(queues) {
+  const body = $("queues").tBodies[0];
+  body.replaceChildren();
+  for (const q of queues) {
+    const row = el("tr", null, { "data-queue": q.name });
+    row.append(el("td", q.name, { class: "name" }));
+    row.append(el("td", q.state, { class: "state state-" + q.state }));
+    row.append(el("td", q.depth, { class: "num depth" }));
+    row.append(el("td", q.pending, { class: "num" }));
+    row.append(el("td", q.scheduled, { class: "num" }));
+    row.append(el("td", q.running, { class: "num running" }));
+    row.append(el("td", q.max_workers === null ? "none" : q.max_workers, { class: "num limit" }));
+    row.append(el("td", age(q.oldest_ready_age), { class: "num" }));
+    row.append(el("td", q.expired, { class: "num" }));
+    row.append(el("td", q.dead, { class: "num dead" }));
+    const actions = el("td", null, { class: "admin-only" });
+    actions.append(queueButton(q, q.paused ? "resume" : "pause"));
+    actions.append(queueButton(q, q.active ? "deactivate" : "activate"));
+    const limit = el("button", "Limit…", { type: "button", class: "limit-button" });
+    limit.addEventListener("click", () => setLimit(q));
+    actions.append(limit);
+    row.append(actions);
+    body.append(row);
+  }
+}
+
+function queueButton(q, action) {
+  const button = el("button", action[0].toUpperCase() + action.slice(1),
+                    { type: "button", class: "queue-" + action });
+  button.addEventListener("click", () =>
+    act(action + " queue " + q.name + "?", "api/queues/" + encodeURIComponent(q.name),
+        { action }, () => toast("Queue " + q.name + ": " + action)));
+  return button;
+}
+
+async function setLimit(q) {
+  const text = prompt("Most workers' jobs running at once on " + q.name + " (empty: no limit)",
+                      q.max_workers === null ? "" : String(q.max_workers));
+  if (text === null) return;
+  const value = text.trim() === "" ? null : Number(text);
+  await act("Set the limit of " + q.name + " to " + (value === null ? "none" : value) + "?",
+            "api/queues/" + encodeURIComponent(q.name), { action: "max_workers", max_workers: value },
+            () => toast("Limit set"));
+}
+
+function renderWorkers(workers) {
+  $("workers-none").hidden = workers.length > 0;
+  $("workers").hidden = workers.length === 0;
+  if (!workers.length) return;
+  const keys = Object.keys(workers[0]);
+  const head = el("tr");
+  for (const k of keys) head.append(el("th", k));
+  $("workers").tHead.replaceChildren(head);
+  const body = $("workers").tBodies[0];
+  body.replaceChildren();
+  for (const w of workers) {
+    const row = el("tr");
+    for (const k of keys) {
+      const v = w[k];
+      row.append(el("td", v !== null && typeof v === "object" ? JSON.stringify(v) : v));
+    }
+    body.append(row);
+  }
+}
+
+const HISTORY = 120;
+
+function setupCharts() {
+  if (state.charts || typeof Chart === "undefined") return;
+  const options = { animation: false, responsive: true, maintainAspectRatio: false,
+                    scales: { y: { beginAtZero: true } }, plugins: { legend: { position: "bottom" } } };
+  state.charts = {
+    throughput: new Chart($("chart-throughput"), { type: "line", options,
+      data: { labels: [], datasets: [
+        { label: "succeeded/s", data: [], borderColor: "#1b7f3b", pointRadius: 0 },
+        { label: "dead/s", data: [], borderColor: "#b00020", pointRadius: 0 }] } }),
+    depth: new Chart($("chart-depth"), { type: "line", options,
+      data: { labels: [], datasets: [] } }),
+  };
+}
+
+const COLORS = ["#2f6fdb", "#a86400", "#7a3fb0", "#1b7f3b", "#b00020", "#0f8a8a"];
+
+function plot(snapshot) {
+  const charts = state.charts;
+  if (!charts) return;
+  const now = new Date(snapshot.now);
+  const label = now.toLocaleTimeString();
+  const totals = { archived: 0, dead: 0 };
+  for (const q of snapshot.queues) { totals.archived += q.archived; totals.dead += q.dead; }
+  const last = state.last;
+  state.last = { at: now, ...totals };
+  if (last) {
+    const dt = Math.max((now - last.at) / 1000, 0.001);
+    push(charts.throughput, label, [Math.max(totals.archived - last.archived, 0) / dt,
+                                    Math.max(totals.dead - last.dead, 0) / dt]);
+  }
+  const depth = charts.depth;
+  for (const q of snapshot.queues) {
+    if (!depth.data.datasets.some((d) => d.label === q.name)) {
+      const color = COLORS[depth.data.datasets.length % COLORS.length];
+      depth.data.datasets.push({ label: q.name, borderColor: color, pointRadius: 0,
+                                 data: depth.data.labels.map(() => null) });
+    }
+  }
+  const byName = Object.fromEntries(snapshot.queues.map((q) => [q.name, q.depth]));
+  push(depth, label, depth.data.datasets.map((d) => byName[d.label] ?? null));
+}
+
+function push(chart, label, values) {
+  chart.data.labels.push(label);
+  values.forEach((v, i) => chart.data.datasets[i].data.push(v));
+  if (chart.data.labels.length > HISTORY) {
+    chart.data.labels.shift();
+    for (const d of chart.data.datasets) d.data.shift();
+  }
+  chart.update("none");
+}
+
+// -- job browser ----------------------------------------------------------------------------
+
+function currentFilter() {
+  const filter = {};
+  for (const key of ["queue", "task", "status", "tag", "text"]) {
+    const value = $("f-" + key).value.trim();
+    if (value) filter[key] = value;
+  }
+  return { table: $("f-table").value, filter };
+}
+
+function fillBulkActions() {
+  const select = $("bulk-action");
+  select.replaceChildren();
+  for (const action of state.me.bulk_actions[$("f-table").value] || []) {
+    select.append(el("option", action, { value: action }));
+  }
+  resetBulk();
+}
+
+function resetBulk() {
+  state.bulk = null;
+  $("bulk-count").textContent = "";
+  $("bulk-apply").hidden = true;
+}
+
+$("f-table").addEventListener("change", () => { fillBulkActions(); search(); });
+$("filters").addEventListener("submit", (event) => { event.preventDefault(); search(); });
+$("next-page").addEventListener("click", () => loadJobs(state.next));
+
+function search() {
+  state.filter = currentFilter();
+  resetBulk();
+  $("jobs").tBodies[0].replaceChildren();
+  loadJobs(null);
+}
+
+async function loadJobs(before) {
+  const params = new URLSearchParams({ table: state.filter.table, ...state.filter.filter });
+  if (before) params.set("before", before);
+  let page;
+  try {
+    page = await api("api/jobs?" + params);
+  } catch (error) {
+    toast(error.message);
+    return;
+  }
+  const body = $("jobs").tBodies[0];
+  for (const job of page.jobs) {
+    const row = el("tr", null, { class: "clickable", "data-job": job.id });
+    row.append(el("td", job.id, { class: "num" }), el("td", job.queue), el("td", job.task),
+               el("td", job.reason || job.status, { class: "status" }),
+               el("td", job.priority, { class: "num" }),
+               el("td", job.attempts + "/" + job.max_attempts, { class: "num" }),
+               el("td", job.tags.join(", ")), el("td", when(job.created_at)),
+               el("td", job.last_error || ""));
+    row.addEventListener("click", () => inspect(job.id));
+    body.append(row);
+  }
+  state.next = page.next;
+  $("next-page").hidden = page.next === null;
+}
+
+$("bulk-preview").addEventListener("click", async () => {
+  const { table, filter } = currentFilter();
+  const action = $("bulk-action").value;
+  try {
+    const preview = await api("api/bulk/preview", { table, action, filter });
+    state.bulk = { table, action, filter, ...preview };
+    $("bulk-count").textContent = preview.count + (preview.more ? "+ (the first " + preview.count + ")" : "") +
+      " jobs match: " + action + " them?";
+    $("bulk-apply").hidden = preview.count === 0;
+  } catch (error) {
+    toast(error.message);
+  }
+});
+
+$("bulk-apply").addEventListener("click", async () => {
+  const bulk = state.bulk;
+  if (!bulk) return;
+  const result = await act(bulk.action + " exactly these " + bulk.count + " " + bulk.table + " jobs?",
+    "api/bulk/apply", { table: bulk.table, action: bulk.action, filter: bulk.filter,
+                        ids: bulk.ids, snapshot: bulk.snapshot });
+  if (result) {
+    $("bulk-result").textContent = bulk.action + ": " + result.affected + " of " +
+      result.requested + " changed";
+    resetBulk();
+  }
+});
+
+// -- inspector ------------------------------------------------------------------------------
+
+async function inspect(id) {
+  let job;
+  try {
+    job = await api("api/jobs/" + id);
+  } catch (error) {
+    toast(error.message);
+    return;
+  }
+  state.job = job;
+  $("inspector").hidden = false;
+  $("insp-title").textContent = "Job " + job.id + " · " + job.task + " · " + (job.reason || job.status);
+  const fields = $("insp-fields");
+  fields.replaceChildren();
+  const show = ["queue", "status", "reason", "priority", "attempts", "max_attempts", "tags",
+                "idempotency_key", "worker_id", "created_at", "run_at", "started_at",
+                "heartbeat_at", "lease_until", "finished_at", "updated_at", "timeout",
+                "cancel_requested"];
+  for (const key of show) {
+    let value = job[key];
+    if (value === null || value === undefined || (Array.isArray(value) && !value.length)) continue;
+    if (key.endsWith("_at") || key === "lease_until") value = when(value);
+    if (Array.isArray(value)) value = value.join(", ");
+    fields.append(el("dt", key), el("dd", value, { "data-field": key }));
+  }
+  for (const [key, value] of Object.entries(job.timings)) {
+    if (value !== null) fields.append(el("dt", key), el("dd", age(Math.max(value, 0)), { "data-field": key }));
+  }
+  $("insp-payload").textContent = JSON.stringify(job.payload, null, 2);
+  $("insp-result").textContent = job.result === null ? "–" : JSON.stringify(job.result, null, 2);
+  const errors = $("insp-errors");
+  errors.replaceChildren();
+  for (const e of job.errors) {
+    const item = el("li");
+    item.append(el("strong", (e.error || "") + ": " + (e.message || "")));
+    item.append(el("span", " attempt " + (e.attempt ?? "?") + (e.at ? " at " + when(e.at) : "") +
+                   (e.worker ? " on " + e.worker : ""), { class: "muted" }));
+    if (e.traceback) item.append(el("pre", e.traceback));
+    errors.append(item);
+  }
+  $("act-priority").value = job.priority;
+  $("act-payload").value = JSON.stringify(job.payload, null, 2);
+  const dead = job.status === "dead";
+  const live = ["pending", "fetched", "processing"].includes(job.status);
+  $("resurrect-box").hidden = !dead;
+  $("act-cancel").hidden = !live;
+  $("act-run-now").hidden = job.status !== "pending";
+  $("act-set-priority").hidden = job.status !== "pending";
+  $("act-priority").parentElement.hidden = job.status !== "pending";
+  if (!job.errors.length) errors.append(el("li", "none", { class: "muted" }));
+  $("insp-message").textContent = "";
+  $("inspector").scrollIntoView({ block: "nearest" });
+}
+
+function jobAction(action, body, text) {
+  const job = state.job;
+  return act(text, "api/jobs/" + job.id + "/" + action, body, (result) => {
+    $("insp-message").textContent = action + ": " + result.outcome;
+    inspect(job.id);
+  });
+}
+
+$("act-cancel").addEventListener("click", () => jobAction("cancel", {}, "Cancel job " + state.job.id + "?"));
+$("act-run-now").addEventListener("click", () => jobAction("run_now", {}, "Run job " + state.job.id + " now?"));
+$("act-set-priority").addEventListener("click", () => {
+  const priority = Number($("act-priority").value);
+  jobAction("priority", { priority }, "Set the priority of job " + state.job.id + " to " + priority + "?");
+});
+$("act-resurrect").addEventListener("click", () => {
+  let payload;
+  try {
+    payload = JSON.parse($("act-payload").value);
+  } catch (error) {
+    toast("The payload is not JSON: " + error.message);
+    return;
+  }
+  jobAction("resurrect", { payload }, "Resurrect job " + state.job.id + " with this payload?");
+});
+
+// -- audit ----------------------------------------------------------------------------------
+
+async function loadAudit() {
+  const data = await api("api/audit");
+  const body = $("audit").tBodies[0];
+  body.replaceChildren();
+  for (const e of data.entries) {
+    const row = el("tr");
+    row.append(el("td", e.id, { class: "num" }), el("td", when(e.at)), el("td", e.actor),
+               el("td", e.action), el("td", e.target), el("td", e.affected, { class: "num" }),
+               el("td", JSON.stringify(e.detail)));
+    body.append(row);
+  }
+}
+
+start();

@@ -1,0 +1,241 @@
+"""The dashboard in real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright),
+served by a real `claimq dashboard` process, with real `claimq worker` processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import playwright.sync_api as playwright_api
+import pytest
+from polling import wait_until
+
+from claimq import App
+
+CHROMIUM = "/usr/bin/chromium"
+ADMIN = "browser-admin-token-0123456789"
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+_NEXT_TO_PYTHON = Path(sys.executable).with_name("claimq")
+CLAIMQ = str(_NEXT_TO_PYTHON) if _NEXT_TO_PYTHON.exists() else shutil.which("claimq") or "claimq"
+SCREENSHOT = os.environ.get("CLAIMQ_DASHBOARD_SCREENSHOT")  # a path: take docs/dashboard.png
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Proc:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.log_path = log
+        self._log = open(log, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([CLAIMQ, *args], env=env, cwd=HERE, stdin=subprocess.DEVNULL,
+                                     stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def alive(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"exited {self.proc.returncode}: {self.log_path.read_text()}")
+        return True
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('dash')}/claimq.db"
+    App(url).migrate()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("CLAIMQ_DASHBOARD")}
+    environ.update({"CLAIMQ_DATABASE_URL": url, "PYTHONPATH": str(HERE), "NO_COLOR": "1",
+                    "CLAIMQ_DASHBOARD_ADMIN_TOKEN": ADMIN})
+    return environ
+
+
+@pytest.fixture(scope="module")
+def app(env: dict[str, str]) -> Iterator[App]:
+    instance = App(env["CLAIMQ_DATABASE_URL"])
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(scope="module")
+def server(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    proc = Proc(["dashboard", "--port", str(port)], env,
+                tmp_path_factory.mktemp("logs") / "dashboard.log")
+    base = f"http://127.0.0.1:{port}/"
+
+    def up() -> bool:
+        proc.alive()
+        try:
+            urllib.request.urlopen(base + "api/me", timeout=5)  # noqa: S310 - our own server
+        except urllib.error.HTTPError as exc:
+            return exc.code == 401
+        except OSError:
+            return False
+        return False
+
+    wait_until(up, 30, "the dashboard server")
+    yield base
+    proc.stop()
+
+
+@pytest.fixture
+def worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[str], Proc]]:
+    started: list[Proc] = []
+
+    def start(queues: str) -> Proc:
+        started.append(Proc(["worker", "dash_app:app", "--queues", queues, "--concurrency", "4",
+                             "--poll-interval", "0.1", "--grace", "2"], env,
+                            tmp_path / f"worker-{len(started)}.log"))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def page(server: str) -> Iterator[playwright_api.Page]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server)
+        page.fill("#token", ADMIN)
+        page.click("#login button[type=submit]")
+        page.wait_for_selector("#who:has-text('admin')")
+        yield page
+        browser.close()
+        assert errors == []
+
+
+def depth(page: playwright_api.Page, queue: str) -> int | None:
+    cell = page.locator(f"#queues tr[data-queue='{queue}'] td.depth")
+    return int(cell.inner_text()) if cell.count() else None
+
+
+def confirm(page: playwright_api.Page) -> None:
+    page.wait_for_selector("#confirm[open]")
+    page.click("#confirm-yes")
+
+
+def tab(page: playwright_api.Page, name: str) -> None:
+    page.click(f"#tabs button[data-tab='{name}']")
+
+
+def test_depth_falls_live_as_a_worker_drains_the_queue(
+    page: playwright_api.Page, app: App, worker: Callable[[str], Proc]
+) -> None:
+    tab(page, "overview")
+    app.enqueue_many([{"task": "step", "queue": "drain", "payload": {"n": i}}
+                      for i in range(1500)])
+    wait_until(lambda: depth(page, "drain") == 1500, 15, "the page to show 1500 waiting")
+    page.evaluate("window.__sameDocument = true")
+    proc = worker("drain")
+    seen = wait_until(lambda: proc.alive() and (d := depth(page, "drain")) is not None
+                      and 0 < d < 1500 and d, 60, "the depth to fall")
+    if SCREENSHOT:
+        page.wait_for_timeout(3000)  # a few seconds of throughput on the plots
+        page.screenshot(path=SCREENSHOT, full_page=True)
+    wait_until(lambda: depth(page, "drain") == 0, 120, f"the queue to drain (last {seen})")
+    assert page.evaluate("window.__sameDocument") is True  # no reload: the page updated itself
+
+
+def test_pausing_a_queue_stops_its_worker_taking_its_jobs(
+    page: playwright_api.Page, app: App, worker: Callable[[str], Proc]
+) -> None:
+    tab(page, "overview")
+    app.configure_queue("pz")
+    proc = worker("pz,drain")
+    page.click("#queues tr[data-queue='pz'] button.queue-pause")
+    confirm(page)
+    page.wait_for_selector("#queues tr[data-queue='pz'] td.state:has-text('paused')")
+    assert app.queues()[[q.name for q in app.queues()].index("pz")].paused is True
+    held = [app.enqueue("echo", {"i": i}, queue="pz") for i in range(5)]
+    # A job on the other queue the same worker serves: once it is done, the worker has polled
+    # since the pause, and it left the paused queue's jobs alone.
+    sentinel = app.enqueue("step", {"n": -1}, queue="drain")
+    wait_until(lambda: proc.alive() and app.get_job(sentinel).status == "succeeded", 30,
+               "the worker to run the other queue's job")
+    assert [app.get_job(i).status for i in held] == ["pending"] * 5
+    wait_until(lambda: depth(page, "pz") == 5, 10, "the page to show 5 waiting")
+    page.click("#queues tr[data-queue='pz'] button.queue-resume")
+    confirm(page)
+    wait_until(lambda: depth(page, "pz") == 0, 30, "the resumed queue to drain")
+    assert {app.get_job(i).status for i in held} == {"succeeded"}
+    tab(page, "audit")
+    page.wait_for_selector("#audit tbody tr")
+    actions = page.locator("#audit tbody tr td:nth-child(4)").all_inner_texts()
+    assert actions[:2] == ["resume", "pause"]
+
+
+def test_bulk_resurrect_by_filter_shows_the_count_then_they_complete(
+    page: playwright_api.Page, app: App, worker: Callable[[str], Proc]
+) -> None:
+    picked = [app.enqueue("echo", {"i": i}, queue="pz", tags=("batch",), delay=3600)
+              for i in range(4)]
+    others = [app.enqueue("echo", {"i": 9}, queue="pz", tags=("other",), delay=3600)]
+    for job_id in picked + others:
+        app.cancel(job_id)
+    worker("pz")
+    tab(page, "jobs")
+    page.select_option("#f-table", "dead")
+    page.fill("#f-queue", "pz")
+    page.fill("#f-tag", "batch")
+    page.click("#search")
+    wait_until(lambda: page.locator("#jobs tbody tr").count() == 4, 10, "4 rows")
+    page.select_option("#bulk-action", "resurrect")
+    page.click("#bulk-preview")
+    page.wait_for_selector("#bulk-count:has-text('4 jobs match')")
+    page.click("#bulk-apply")
+    confirm(page)
+    page.wait_for_selector("#bulk-result:has-text('resurrect: 4 of 4 changed')")
+    wait_until(lambda: {app.get_job(i).status for i in picked} == {"succeeded"}, 30,
+               "the resurrected jobs to complete")
+    assert app.get_job(others[0]).status == "dead"
+    page.select_option("#f-table", "archive")
+    page.fill("#f-tag", "batch")
+    page.click("#search")
+    wait_until(lambda: page.locator("#jobs tbody tr").count() == 4, 10, "4 rows")
+
+
+def test_a_script_payload_shows_as_text(page: playwright_api.Page, app: App) -> None:
+    hostile = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
+    job_id = app.enqueue("echo", {"html": hostile}, queue="held", tags=("<b>bold</b>",))
+    tab(page, "jobs")
+    page.select_option("#f-table", "live")
+    page.fill("#f-queue", "held")
+    page.fill("#f-tag", "")
+    page.click("#search")
+    page.click(f"#jobs tr[data-job='{job_id}']")
+    page.wait_for_selector("#inspector:not([hidden])")
+    assert json.loads(page.locator("#insp-payload").inner_text()) == {"html": hostile}
+    assert "<b>bold</b>" in page.locator(f"#jobs tr[data-job='{job_id}']").inner_text()
+    assert page.locator("#inspector img, #jobs img, #jobs b, #inspector script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert re.search(r"Job \d+ · echo · pending", page.locator("#insp-title").inner_text())

@@ -1,0 +1,160 @@
+"""Least-privilege PostgreSQL roles (`claimq grant ROLE --as KIND`), with real roles: a producer
+enqueues and can do nothing else, a real `claimq worker` process runs jobs as the worker role,
+the dashboard's read-only mode runs as the reader role, which cannot change a job, and its admin
+mode acts as the admin role."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from polling import wait_until
+from starlette.testclient import TestClient
+
+from claimq import App
+from claimq.dashboard import create_app
+from claimq.errors import DatabaseError, InvalidInput
+
+pytestmark = pytest.mark.postgres
+HERE = Path(__file__).parent
+_NEXT_TO_PYTHON = Path(sys.executable).with_name("claimq")
+CLAIMQ = str(_NEXT_TO_PYTHON) if _NEXT_TO_PYTHON.exists() else shutil.which("claimq") or "claimq"
+KINDS = ("reader", "producer", "worker", "admin")
+TOKEN = "roles-token-0123456789"
+
+
+class Setup:
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.schema = f"t_{uuid.uuid4().hex[:12]}"
+        self.roles = {kind: f"cq_{kind}_{uuid.uuid4().hex[:8]}" for kind in KINDS}
+        self.owner_url = f"{base}?schema={self.schema}"
+        self.apps: list[App] = []
+
+    def url(self, kind: str) -> str:
+        user, rest = self.base.split("://", 1)[1].split("@", 1)
+        return f"postgresql://{self.roles[kind]}@{rest}?schema={self.schema}"
+
+    def app(self, kind: str) -> App:
+        self.apps.append(App(self.url(kind)))
+        return self.apps[-1]
+
+
+@pytest.fixture
+def setup(pg_base_url: str) -> Iterator[Setup]:
+    import psycopg
+
+    s = Setup(pg_base_url)
+    with psycopg.connect(pg_base_url, autocommit=True) as conn:
+        for role in s.roles.values():
+            conn.execute(f'CREATE ROLE "{role}" LOGIN')
+    owner = App(s.owner_url)
+    owner.migrate()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAIMQ_")}
+    for kind, role in s.roles.items():
+        subprocess.run([CLAIMQ, "--database", s.owner_url, "grant", role, "--as", kind],
+                       check=True, env=env, capture_output=True, timeout=60)
+    yield s
+    for app in s.apps:
+        app.close()
+    owner.close()
+    with psycopg.connect(pg_base_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {s.schema} CASCADE")
+        for role in s.roles.values():
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE "{role}"')
+
+
+def refused(call: object, *args: object, **kwargs: object) -> None:
+    with pytest.raises(DatabaseError, match="permission denied"):
+        call(*args, **kwargs)  # type: ignore[operator]
+
+
+def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path) -> None:
+    producer, reader, admin = setup.app("producer"), setup.app("reader"), setup.app("admin")
+    ids = [producer.enqueue("ok", {"n": n}, queue="roles") for n in (1, 2, 3)]
+    ids += producer.enqueue_many([{"task": "ok", "payload": {"n": 0}, "queue": "roles"},
+                                  {"task": "ok", "payload": {"n": -1}, "queue": "roles"},
+                                  {"task": "ok", "payload": {"n": 4, "fail_first": True},
+                                   "queue": "roles"}])
+    keyed = producer.enqueue("ok", {"n": 5}, queue="roles", idempotency_key="k-1")
+    assert producer.enqueue("ok", {"n": 5}, queue="roles", idempotency_key="k-1") == keyed
+    refused(producer.claim, "thief", ["roles"], 1)
+    refused(producer.cancel, ids[0])
+    refused(producer.purge, "dead")
+    refused(reader.enqueue, "ok", {"n": 9}, queue="roles")
+    refused(reader.cancel, ids[0])
+    refused(reader.pause, "roles")
+    refused(reader.claim, "thief", ["roles"], 1)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAIMQ_")}
+    env.update({"CLAIMQ_DATABASE_URL": setup.url("worker"), "PYTHONPATH": str(HERE)})
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        worker = subprocess.Popen(
+            [CLAIMQ, "worker", "roles_app:app", "--queues", "roles", "--concurrency", "4",
+             "--poll-interval", "0.1", "--grace", "2"], env=env, cwd=HERE,
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        try:
+            def drained() -> bool:
+                assert worker.poll() is None, log.read_text()
+                return not reader.list_jobs("live") and len(
+                    reader.list_jobs("archive")) + len(reader.list_jobs("dead")) == 8
+            wait_until(drained, 60, "the worker role to run every job")
+            # the worker role keeps its registry row; the reader reads it and the stats
+            (row,) = wait_until(reader.workers, 30, "the worker's registry row")
+            assert row.alive and row.queues == ("roles",) and row.concurrency == 4
+            roles_stats = reader.stats().queue("roles")
+            assert roles_stats is not None and roles_stats.dead_by_reason == {
+                "permanent_error": 1}
+        finally:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(30)
+    text = log.read_text()
+    assert "permission denied" not in text, text
+    [dead] = reader.list_jobs("dead")
+    assert dead.id == ids[4] and dead.reason == "permanent_error"
+    assert reader.get_job(ids[5]).attempts == 2  # retried once, as the worker role
+    refused(setup.app("worker").purge, "dead")
+    refused(setup.app("worker").resurrect, dead.id)
+
+    # The dashboard: read-only as the reader role, acting as the admin role.
+    with TestClient(create_app(reader, read_token=TOKEN)) as c:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        assert c.get("/api/overview", headers=headers).json()["queues"][0]["name"] == "roles"
+        assert len(c.get("/api/jobs", params={"table": "archive"},
+                         headers=headers).json()["jobs"]) == 7
+        assert c.get(f"/api/jobs/{dead.id}", headers=headers).json()["reason"] == (
+            "permanent_error")
+    with TestClient(create_app(admin, admin_token=TOKEN)) as c:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        headers["x-claimq-csrf"] = c.get("/api/me", headers=headers).json()["csrf"]
+        assert c.post("/api/queues/roles", json={"action": "pause"},
+                      headers=headers).status_code == 200
+        body = {"table": "archive", "action": "purge", "filter": {"queue": "roles"}}
+        preview = c.post("/api/bulk/preview", json=body, headers=headers).json()
+        applied = c.post("/api/bulk/apply", headers=headers, json={
+            **body, "ids": preview["ids"], "snapshot": preview["snapshot"]}).json()
+        assert applied["affected"] == 7
+        assert c.post(f"/api/jobs/{dead.id}/resurrect", json={"payload": {"n": 6}},
+                      headers=headers).status_code == 200
+    assert [e.action for e in reader.backend.list_audit(None, 10)] == [
+        "resurrect", "bulk purge", "pause"]
+    refused(reader.backend.record_audit, "reader", "forged", "-", "{}", 0)
+
+
+def test_sqlite_has_no_roles(tmp_path: Path) -> None:
+    with App(f"sqlite:///{tmp_path}/x.db") as app:
+        app.migrate()
+        with pytest.raises(InvalidInput, match="no database roles"):
+            app.grant("anyone", "reader")
+        with pytest.raises(InvalidInput, match="kind"):
+            app.grant("anyone", "superuser")  # type: ignore[arg-type]
