@@ -147,3 +147,38 @@ def test_json_logs_and_metrics_of_a_real_worker(
         ok[1], "ops.sync", "side", 1)
     # The worker's own lines outside any job carry no job fields.
     assert "job_id" not in started
+
+
+def _two_free_ports() -> int:
+    """A port p with p and p + 1 free now (bound and released)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+        return int(port)
+    raise AssertionError("no two consecutive free ports")
+
+
+def test_each_worker_process_serves_metrics_on_its_own_port(
+    app: App, start: Callable[..., WorkerCli]
+) -> None:
+    port = _two_free_ports()
+    supervisor = start("opsapp:app", "--processes", "2", "--metrics-port", str(port),
+                       "--metrics-host", "127.0.0.1", "--poll-interval", "0.1")
+    supervisor.wait_log(r"metrics on http://127\.0\.0\.1:\d+/metrics", count=2)
+    assert sorted(int(p) for p in re.findall(r"metrics on http://127\.0\.0\.1:(\d+)/metrics",
+                                             supervisor.log())) == [port, port + 1]
+    for p in (port, port + 1):
+        with urllib.request.urlopen(f"http://127.0.0.1:{p}/metrics", timeout=10) as response:
+            assert _samples(response.read().decode())[("claimq_stats_up", ())] == 1
+    wait_until(lambda: len(app.workers()) == 2, 20, "both processes in the registry")
+    supervisor.signal(signal.SIGTERM)
+    assert supervisor.wait(30) == 0
+    assert app.workers() == []  # both stopped cleanly
