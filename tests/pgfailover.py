@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -57,7 +58,15 @@ def _free_port() -> int:
 
 
 class Formation:
-    def __init__(self) -> None:
+    """`netns=True`: each node in a network namespace of its own (chaos_netns.NetNs), with its
+    own address; the host forwards between the namespaces, the monitor stays on the host."""
+
+    def __init__(self, netns: bool = False) -> None:
+        self.nets: list[Any] = []
+        if netns:
+            from chaos_netns import NetNs
+
+            self.nets = [NetNs(), NetNs()]
         self.dir = Path(tempfile.mkdtemp(prefix="claimq-paf-"))
         os.chmod(self.dir, 0o777)
         self.monitor_port = _free_port()
@@ -70,8 +79,12 @@ class Formation:
 
     # -- processes -----------------------------------------------------------------------------
 
-    def _run(self, name: str, *args: str) -> None:
+    def host(self, node: int) -> str:
+        return self.nets[node].ns_ip if self.nets else "127.0.0.1"
+
+    def _run(self, name: str, *args: str, prefix: list[str] | None = None) -> None:
         as_user = ["runuser", "-u", OS_USER, "--"] if os.geteuid() == 0 else []
+        as_user = [*(prefix or []), *as_user]
         log = open(self.dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
         self.procs[name] = subprocess.Popen(
             [*as_user, PG_AUTOCTL, *args, "--run"], cwd=self.dir, env=self.env,
@@ -79,12 +92,33 @@ class Formation:
             start_new_session=True,  # its own group: a kill reaches its postgres too
         )
 
+    def _link(self) -> None:
+        for net in self.nets:
+            net.__enter__()
+            subprocess.run([*net.prefix, "ip", "route", "add", "default", "via", net.host_ip],
+                           check=True)
+        self._forward = Path("/proc/sys/net/ipv4/ip_forward").read_text().strip()
+        Path("/proc/sys/net/ipv4/ip_forward").write_text("1")
+
+    def _unlink(self) -> None:
+        for net in self.nets:
+            net.close()
+        if self.nets and getattr(self, "_forward", None) is not None:
+            Path("/proc/sys/net/ipv4/ip_forward").write_text(self._forward)
+
     def start(self) -> None:
+        if self.nets:
+            self._link()
         monitor = self.dir / "monitor"
+        # The monitor listens on every address (each node reaches it at its own link's host
+        # end); nodes and the test reach it there too.
         self._run("monitor", "create", "monitor", "--pgdata", str(monitor),
-                  "--pgport", str(self.monitor_port), "--hostname", "127.0.0.1",
+                  "--pgport", str(self.monitor_port), "--hostname",
+                  self.nets[0].host_ip if self.nets else "127.0.0.1",
                   "--auth", "trust", "--no-ssl")
         self._wait_ready(self.monitor_port, 60)
+        if self.nets:
+            self._open_hba("monitor")
         # Notice a dead node within seconds rather than the production defaults' 20-30 s.
         deadline = time.monotonic() + 60
         while not self._query(self.monitor_port, "SELECT count(*) > 0 FROM pg_database"
@@ -96,14 +130,38 @@ class Formation:
             for name, value in FAST_MONITOR.items():
                 conn.execute(f"ALTER SYSTEM SET pgautofailover.{name} = {value}")
             conn.execute("SELECT pg_reload_conf()")
-        uri = f"postgres://autoctl_node@127.0.0.1:{self.monitor_port}/pg_auto_failover"
         for n, port in enumerate(self.ports):
+            monitor_host = self.nets[n].host_ip if self.nets else "127.0.0.1"
+            uri = f"postgres://autoctl_node@{monitor_host}:{self.monitor_port}/pg_auto_failover"
             self._run(f"node{n}", "create", "postgres", "--pgdata", str(self.dir / f"node{n}"),
-                      "--pgport", str(port), "--hostname", "127.0.0.1", "--monitor", uri,
-                      "--auth", "trust", "--no-ssl", "--name", f"node{n}")
+                      "--pgport", str(port), "--hostname", self.host(n), "--monitor", uri,
+                      "--auth", "trust", "--no-ssl", "--name", f"node{n}",
+                      prefix=self.nets[n].prefix if self.nets else None)
+            if self.nets:
+                self._open_hba(f"node{n}")
             if n == 0:
                 self.wait_primary_is(0, 90)
         self.wait_sync_standby(90)
+
+    def _open_hba(self, name: str, timeout: float = 60) -> None:
+        """pg_autoctl grants its own /30 link only: let the host (the test, the workers) and
+        the other namespace in, then reload."""
+        data = self.dir / name
+        deadline = time.monotonic() + timeout
+        while not ((data / "pg_hba.conf").exists() and (data / "postmaster.pid").exists()):
+            assert time.monotonic() < deadline, f"{name} never started: {self.logs()}"
+            time.sleep(0.1)
+        with open(data / "pg_hba.conf", "a") as hba:
+            hba.write("host all all 10.213.0.0/16 trust\n"
+                      "host replication all 10.213.0.0/16 trust\n")
+        # A server that starts from now on reads the file anyway; one running now must reload.
+        while True:
+            try:
+                os.kill(int((data / "postmaster.pid").read_text().split()[0]), signal.SIGHUP)
+                return
+            except (OSError, ValueError, IndexError):
+                assert time.monotonic() < deadline, f"{name} has no server: {self.logs()}"
+                time.sleep(0.1)
 
     def kill(self, node: int) -> None:
         proc = self.procs.pop(f"node{node}")
@@ -117,9 +175,10 @@ class Formation:
         except (OSError, ValueError, IndexError):
             pass
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self._answers(self.ports[node]):
+        while time.monotonic() < deadline and self._answers(self.ports[node], self.host(node)):
             time.sleep(0.1)
-        assert not self._answers(self.ports[node]), f"node{node} still answers after the kill"
+        assert not self._answers(self.ports[node], self.host(node)), (
+            f"node{node} still answers after the kill")
 
     def stop(self) -> None:
         for proc in self.procs.values():
@@ -129,18 +188,19 @@ class Formation:
         self.procs.clear()
         # postgres processes that left their group
         subprocess.run(["pkill", "-9", "-f", str(self.dir)], check=False)
+        self._unlink()
 
     # -- state ---------------------------------------------------------------------------------
 
     def url(self, query: str = "", database: str = "postgres") -> str:
-        hosts = ",".join(f"127.0.0.1:{p}" for p in self.ports)
+        hosts = ",".join(f"{self.host(n)}:{p}" for n, p in enumerate(self.ports))
         sep = "&" if query else "?"
         return (f"postgresql://postgres@{hosts}/{database}{query}"
                 f"{sep}target_session_attrs=read-write")
 
-    def _answers(self, port: int) -> bool:
+    def _answers(self, port: int, host: str = "127.0.0.1") -> bool:
         try:
-            psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
+            psycopg.connect(host=host, port=port, user="postgres", dbname="postgres",
                             connect_timeout=2).close()
             return True
         except psycopg.OperationalError:
@@ -152,8 +212,8 @@ class Formation:
             assert time.monotonic() < deadline, f"port {port} not ready: {self.logs()}"
             time.sleep(0.2)
 
-    def _query(self, port: int, sql: str) -> object:
-        with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
+    def _query(self, port: int, sql: str, host: str = "127.0.0.1") -> object:
+        with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres",
                              connect_timeout=2, autocommit=True) as conn:
             row = conn.execute(sql).fetchone()
             return row[0] if row else None
@@ -163,7 +223,8 @@ class Formation:
             # read-write as libpq's target_session_attrs sees it: out of recovery, and writes
             # allowed (a promoted node refuses them until the old primary's demote timeout)
             return self._query(self.ports[node], "SELECT NOT pg_is_in_recovery() AND"
-                               " current_setting('transaction_read_only') = 'off'") is True
+                               " current_setting('transaction_read_only') = 'off'",
+                               self.host(node)) is True
         except psycopg.Error:
             return False
 
@@ -180,7 +241,7 @@ class Formation:
         while True:
             try:
                 state = self._query(self.ports[0], "SELECT string_agg(sync_state, ',')"
-                                    " FROM pg_stat_replication")
+                                    " FROM pg_stat_replication", self.host(0))
             except psycopg.Error:
                 state = None
             if state in ("sync", "quorum"):

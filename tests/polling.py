@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from claimq import App, Job
@@ -40,3 +45,23 @@ def dead(app: App) -> list[Job]:
 
 def finished_ids(app: App) -> set[int]:
     return {j.id for j in archived(app)} | {j.id for j in dead(app)}
+
+
+@contextlib.contextmanager
+def worker_process(argv: Sequence[str], cwd: Path, env: dict[str, str], log_path: Path
+                   ) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker process in a session of its own, its output in `log_path`. When the block ends
+    it must still be running; it is stopped with SIGTERM and must exit 0. Its process group
+    is killed whatever happens."""
+    with open(log_path, "wb") as log:
+        worker = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            yield worker
+            assert worker.poll() is None, log_path.read_text()
+            worker.send_signal(signal.SIGTERM)
+            assert worker.wait(30) == 0, log_path.read_text()
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(10)

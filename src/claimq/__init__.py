@@ -1,5 +1,6 @@
 """claimq: a job queue whose coordination boundary is a SQL database."""
 
+from claimq._results import JobHandle
 from claimq.app import App
 from claimq.errors import (
     ClaimqError,
@@ -7,6 +8,7 @@ from claimq.errors import (
     DatabaseMissing,
     DatabaseUnavailable,
     InvalidInput,
+    JobFailed,
     JobNotFound,
     LeaseLost,
     MigrationError,
@@ -29,6 +31,8 @@ __all__ = [
     "InvalidInput",
     "Job",
     "JobContext",
+    "JobFailed",
+    "JobHandle",
     "JobNotFound",
     "LeaseLost",
     "MigrationError",

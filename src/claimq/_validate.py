@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from claimq.errors import InvalidInput
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
+MAX_RESULT_BYTES = 1024 * 1024  # a handler's return value, as stored JSON
 # The longest span of time any entry point takes (delay, run_at from now, lease, timeout,
 # retention, Retry(after=...), a retry policy's cap): 100 years. Past it, a datetime or a
 # database timestamp overflows somewhere (Python's year 9999, SQLite's float seconds read back
@@ -288,10 +289,14 @@ def payload_json(value: object, limit: int = MAX_PAYLOAD_BYTES) -> str:
     return text
 
 
-def result_json(value: object) -> str | None:
+def result_json(value: object, limit: int = MAX_RESULT_BYTES) -> str | None:
     if value is None:
         return None
-    return _encode(value, "job result")[0]
+    text, size = _encode(value, "job result")
+    if size > limit:
+        raise InvalidInput(f"job result is {size} bytes, over the limit of {limit} bytes "
+                           "(App(result_limit=...))")
+    return text
 
 
 def integer(value: object, what: str, lo: int, hi: int) -> int:
@@ -461,3 +466,18 @@ def enqueue_spec(item: object, **defaults: Any) -> NewJob:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+MAX_PROGRESS_NOTE = 1000
+
+
+def progress(fraction: object, note: object) -> tuple[float, str | None]:
+    """ctx.progress()'s fraction (0 to 1) and note (a short string, or None)."""
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not (
+            0.0 <= fraction <= 1.0):
+        raise InvalidInput(f"progress must be a number from 0 to 1, got {fraction!r}")
+    if note is not None and (not isinstance(note, str) or len(note) > MAX_PROGRESS_NOTE
+                             or "\x00" in note):
+        raise InvalidInput(f"a progress note is a string of at most {MAX_PROGRESS_NOTE} "
+                           "characters without NUL")
+    return float(fraction), note

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _tracing, _validate
+from claimq import _retention, _tracing, _typed, _validate
+from claimq._results import JobHandle, ResultWaiter
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
     UNSET,
@@ -18,18 +20,24 @@ from claimq.backends.base import (
     Failure,
     JobFilter,
     Owned,
+    Progress,
     QueueInfo,
     ReapResult,
+    RetentionPolicy,
     WorkerInfo,
 )
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
+from claimq.hooks import Event, Hook, Hooks, Middleware
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
+from claimq.schedules import Missed, Schedules
+from claimq.schedules import default_name as default_schedule_name
 from claimq.stats import DEFAULT_WINDOW, Stats, build
 from claimq.task import Isolation, Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
+_WAITER_LOCK = threading.Lock()  # an App's one ResultWaiter, made once
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -64,6 +72,7 @@ class App:
         *,
         idempotency_retention: float | timedelta = timedelta(hours=24),
         payload_limit: int = _validate.MAX_PAYLOAD_BYTES,
+        result_limit: int = _validate.MAX_RESULT_BYTES,
         default_max_attempts: int = 20,
         clock: Clock | None = None,
     ) -> None:
@@ -74,6 +83,8 @@ class App:
             idempotency_retention, "idempotency_retention"
         )
         self.payload_limit = _validate.integer(payload_limit, "payload_limit", 2, 64 * 2**20)
+        # A handler's return value past it sends the job to dead letters (permanent_error).
+        self.result_limit = _validate.integer(result_limit, "result_limit", 1, 64 * 2**20)
         self.default_max_attempts = _validate.integer(
             default_max_attempts, "default_max_attempts", *_validate.MAX_ATTEMPTS_RANGE
         )
@@ -82,6 +93,10 @@ class App:
         self.clock = clock  # None: the system clock (on PostgreSQL, the server's)
         self.tasks: dict[str, Task[Any, Any]] = {}
         self._backend: Backend | None = None
+        self._hooks: Hooks | None = None  # None until one is registered: the worker checks it
+        self._waiter: ResultWaiter | None = None
+        self.schedules = Schedules(self)  # the runtime API of periodic schedules
+        self._pruner_id = _retention.holder()
 
     @property
     def backend(self) -> Backend:
@@ -90,6 +105,9 @@ class App:
         return self._backend
 
     def close(self) -> None:
+        if self._waiter is not None:
+            self._waiter.close()
+            self._waiter = None
         if self._backend is not None:
             self._backend.close()
             self._backend = None
@@ -119,6 +137,31 @@ class App:
         if kind not in ("reader", "producer", "worker", "admin"):
             raise InvalidInput(f"kind must be reader, producer, worker or admin, got {kind!r}")
         self.backend.grant(role, kind)
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def on(self, event: Event, fn: Hook | None = None) -> Any:
+        """Register a hook (sync or async, called with a `claimq.hooks.JobEvent`) for
+        "job.started", "job.succeeded", "job.failed" or "job.dead": `@app.on("job.failed")`.
+        Hooks run on the worker's event loop (a sync one must not block). A hook that raises
+        is logged; the job's outcome stays its handler's."""
+
+        def register(hook: Hook) -> Hook:
+            hooks = self._hooks or Hooks()
+            hooks.add_listener(event, hook)
+            self._hooks = hooks
+            return hook
+
+        return register if fn is None else register(fn)
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Register `async def mw(ctx, call_next)` around every job's handler call (the first
+        registered is the outermost): `@app.middleware`. It returns `await call_next()`; what
+        it raises is logged, and the job's outcome stays its handler's."""
+        hooks = self._hooks or Hooks()
+        hooks.add_middleware(fn)
+        self._hooks = hooks
+        return fn
 
     # -- tasks ---------------------------------------------------------------------------------
 
@@ -163,13 +206,16 @@ class App:
 
         def register(func: Callable[..., Any]) -> Task[Any, Any]:
             task_name = _validate.task_name(name or default_name(func))
-            if task_name in self.tasks and self.tasks[task_name].fn is not func:
+            existing = self.tasks.get(task_name)
+            if existing is not None and _handler(existing) is not func:
                 raise InvalidInput(f"a different function is already registered as {task_name!r}")
+            wants_context = takes_context(func)
+            typed = _typed.arguments(func, wants_context)
             if retry is not None and not isinstance(retry, RetryPolicy):
                 raise InvalidInput("retry must be a RetryPolicy")
             t: Task[Any, Any] = Task(
                 app=self,
-                fn=func,
+                fn=func if typed is None else _typed.wrap(func, typed),
                 name=task_name,
                 queue=_validate.queue_name(queue),
                 priority=_validate.integer(priority, "priority", *_validate.PRIORITY_RANGE),
@@ -182,13 +228,43 @@ class App:
                 timeout=None if timeout is None else _validate.seconds(
                     timeout, "timeout", allow_zero=False
                 ),
-                wants_context=takes_context(func),
+                wants_context=wants_context,
                 isolation=_isolation(isolation, func),
+                arguments=typed,
             )
             self.tasks[task_name] = t
             return t
 
         return register if fn is None else register(fn)
+
+    def periodic(
+        self,
+        cron: str | None = None,
+        *,
+        every: float | timedelta | None = None,
+        tz: str = "UTC",
+        missed: Missed = "latest",
+        name: str | None = None,
+        payload: dict[str, Any] | None = None,
+        **task_options: Any,
+    ) -> Callable[[Callable[..., Any]], Task[Any, Any]]:
+        """Runs a task on a schedule: `@app.periodic("*/5 * * * *", tz="Europe/Lisbon")` (cron,
+        in that zone, DST included) or `@app.periodic(every=90)` (seconds). Registers the
+        function as a task (task_options as app.task's; a Task is used as it is) and declares
+        a schedule named `name` (default: the task's name, up to 55 characters) that every
+        worker fires: exactly one job per tick, with `payload` as its arguments. `missed`: what
+        ticks missed while no worker ran become: "latest" (one job, for the latest), "all",
+        or "skip"."""
+
+        def declare(func: Callable[..., Any]) -> Task[Any, Any]:
+            t = func if isinstance(func, Task) else self.task(**task_options)(func)
+            self.schedules.declare(
+                name or default_schedule_name(t.name), t, cron=cron, every=every, tz=tz,
+                missed=missed, payload=payload, queue=None, priority=None, max_attempts=None,
+                timeout=None)
+            return t
+
+        return declare
 
     # -- enqueue -------------------------------------------------------------------------------
 
@@ -201,6 +277,8 @@ class App:
                 if value is not None and value != ():
                     base[key] = value
             options = base
+            if task.arguments is not None:
+                options["payload"] = task.arguments.dump(options.get("payload"))
         else:
             options = {"task": task, **options}
         return _validate.new_job(
@@ -221,6 +299,8 @@ class App:
                 item, default_max_attempts=self.default_max_attempts,
                 payload_limit=self.payload_limit,
             )
+        if task.arguments is not None and isinstance(item, Mapping):
+            item = {**item, "payload": task.arguments.dump(item.get("payload"))}
         return _validate.enqueue_spec(
             item, default_queue=task.queue, default_priority=task.priority,
             default_max_attempts=task.max_attempts, default_timeout=task.timeout,
@@ -242,8 +322,9 @@ class App:
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
         conn: Any = None,
-    ) -> int:
-        """Queue one job; returns its id. With `conn` (a sqlite3 or psycopg connection) the job
+    ) -> JobHandle:
+        """Queue one job; returns its id (a JobHandle: an int that can also wait for the
+        job's result, `.result(timeout)`). With `conn` (a sqlite3 or psycopg connection) the job
         is written inside the caller's transaction: it exists if and only if that commits. With an
         idempotency key that a job still holds, returns that job's id and writes nothing."""
         job = self._new_job(
@@ -254,7 +335,7 @@ class App:
         traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
         if traceparent is not None:
             job = job._replace(trace_context=traceparent)
-        return self.backend.enqueue([job], self.idempotency_retention, conn)[0]
+        return JobHandle(self.backend.enqueue([job], self.idempotency_retention, conn)[0], self)
 
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
         """Queue many jobs in one transaction; each dict takes enqueue()'s options (a registered
@@ -272,7 +353,7 @@ class App:
 
     async def aenqueue(
         self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any
-    ) -> int:
+    ) -> JobHandle:
         """Async enqueue(). With a psycopg AsyncConnection as `conn`, writes in its transaction."""
         conn = options.pop("conn", None)
         if conn is not None and self.backend.is_async_connection(conn):
@@ -280,7 +361,7 @@ class App:
             traceparent = _tracing.current_traceparent()
             if traceparent is not None:
                 job = job._replace(trace_context=traceparent)
-            return (await self.backend.aenqueue([job], conn))[0]
+            return JobHandle((await self.backend.aenqueue([job], conn))[0], self)
         return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
 
     async def aenqueue_many(
@@ -331,7 +412,8 @@ class App:
 
     def complete(self, job: Job, result: Any = None, *, conn: Any = None) -> None:
         """processing -> archive, with an optional JSON result. Raises LeaseLost."""
-        done = Completion(_job(job).id, _token(job), _validate.result_json(result))
+        done = Completion(_job(job).id, _token(job),
+                          _validate.result_json(result, self.result_limit))
         if job.id not in self.backend.complete([done], conn):
             raise LeaseLost(job.id, "complete")
 
@@ -388,6 +470,10 @@ class App:
         if job is None:
             raise JobNotFound(f"no job {job_id}")
         return job
+
+    def get_progress(self, job_id: int) -> Progress | None:
+        """The job's last reported progress (`ctx.progress()`), None when it reported none."""
+        return self.backend.get_progress(_job_id(job_id))
 
     def list_jobs(
         self,
@@ -560,6 +646,73 @@ class App:
         False) until they are pruned."""
         return self.backend.list_workers()
 
+    # -- retention -----------------------------------------------------------------------------
+
+    def set_retention(
+        self,
+        queue: str | None = None,
+        *,
+        archive_age: float | timedelta | None = None,
+        archive_rows: int | None = None,
+        dead_age: float | timedelta | None = None,
+        dead_rows: int | None = None,
+    ) -> RetentionPolicy:
+        """How long finished jobs of `queue` (None: every queue without a policy of its own)
+        stay: at most `archive_age` seconds and `archive_rows` rows in the archive (results
+        included), likewise in dead letters; None lifts that limit. Stored in the database:
+        every worker's pruner applies it. Without a default policy: archive 14 days, dead
+        letters 30 days. The default's row limits count all the queues it covers together."""
+        found = _retention.policy(queue, archive_age, archive_rows, dead_age, dead_rows)
+        self.backend.set_retention(found)
+        return found
+
+    def clear_retention(self, queue: str | None = None) -> None:
+        """Removes `queue`'s own policy (it takes the default again); None: the default's
+        (back to the built-in one)."""
+        name = _retention.policy(queue, None, None, None, None).queue
+        if not self.backend.delete_retention(name):
+            raise JobNotFound(f"no retention policy for {name!r}")
+
+    def retention(self) -> list[RetentionPolicy]:
+        """The policies in force: the default ('*') first, then each queue's own."""
+        return _retention.policies(self)
+
+    def prune(self, *, batch: int = 1000) -> dict[str, int] | None:
+        """One pruning pass as every worker runs it (about once a minute): deletes what the
+        retention policies say, `batch` rows per transaction, plus expired idempotency keys.
+        Returns the counts per table, or None when another process is pruning right now (one
+        pruner at a time across all workers: a lease in the database)."""
+        return _retention.prune(self, self._pruner_id, batch)
+
+    def partition_archive(self) -> bool:
+        """PostgreSQL: keeps the archive partitioned by day of finished_at from now on, so
+        that retention drops whole days instead of deleting rows (once every policy has an
+        archive age: the oldest days past the longest one). Run once, by an operator: it locks
+        the archive while its existing rows are checked and indexed (they stay, as one
+        partition). Returns False when the archive is partitioned already. SQLite: InvalidInput."""
+        return self.backend.partition_archive()
+
+    # -- results -------------------------------------------------------------------------------
+
+    def result(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """Waits for job `job_id` to finish; returns its handler's return value once archived.
+        Raises JobFailed (it went to dead letters: `.reason`, `.error`), TimeoutError (not
+        finished within `timeout` seconds; None waits as long as it takes), JobNotFound (no
+        such job, or its row was pruned). PostgreSQL wakes waiters by NOTIFY; SQLite polls."""
+        job_id = _job_id(job_id)
+        return self._results().wait(job_id, _timeout(timeout))
+
+    async def aresult(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """result() for async code: the event loop goes on while it waits."""
+        job_id = _job_id(job_id)
+        return await self._results().await_result(job_id, _timeout(timeout))
+
+    def _results(self) -> ResultWaiter:
+        with _WAITER_LOCK:
+            if self._waiter is None:
+                self._waiter = ResultWaiter(self.backend)
+            return self._waiter
+
 
 _STATUSES: dict[str, frozenset[str]] = {
     "live": frozenset({Status.PENDING, Status.FETCHED, Status.PROCESSING}),
@@ -568,10 +721,19 @@ _STATUSES: dict[str, frozenset[str]] = {
 }
 
 
+def _handler(task: Task[Any, Any]) -> Callable[..., Any]:
+    """The function registered (not the wrapper that rebuilds typed arguments)."""
+    return task.fn.__wrapped__ if task.arguments is not None else task.fn  # type: ignore[attr-defined]
+
+
 def _job(job: object) -> Job:
     if not isinstance(job, Job):
         raise InvalidInput(f"expected a Job (as claim() returns it), got {job!r}")
     return job
+
+
+def _timeout(timeout: object) -> float | None:
+    return None if timeout is None else _validate.seconds(timeout, "timeout")
 
 
 def _lease(lease: object) -> float | None:

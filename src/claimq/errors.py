@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
+from typing import Any
 
 
 class ClaimqError(Exception):
@@ -16,6 +17,24 @@ class InvalidInput(ClaimqError, ValueError):
 
 class JobNotFound(ClaimqError, LookupError):
     """No job with that id in the live, archive or dead tables (or not in the expected state)."""
+
+
+class JobFailed(ClaimqError):
+    """The job a caller waits for ended in dead letters: `reason` (a DeadReason value) says
+    why, `error` is its last recorded error (a dict: error, message, traceback...; None when
+    it has none, e.g. cancelled before it ran)."""
+
+    def __init__(self, job_id: int, reason: str, error: dict[str, Any] | None) -> None:
+        self.job_id = job_id
+        self.reason = reason
+        self.error = error
+        detail = ""
+        if error:
+            detail = f": {error.get('error', '')}: {error.get('message', '')}".rstrip(": ")
+        super().__init__(f"job {job_id} is in dead letters ({reason}){detail}")
+
+    def __reduce__(self) -> tuple[type[JobFailed], tuple[int, str, dict[str, Any] | None]]:
+        return (JobFailed, (self.job_id, self.reason, self.error))
 
 
 class LeaseLost(ClaimqError):

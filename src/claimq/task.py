@@ -16,6 +16,8 @@ from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
 if TYPE_CHECKING:
+    from claimq._results import JobHandle
+    from claimq._typed import Arguments
     from claimq.app import App
 
 Isolation = Literal["thread", "process"]
@@ -52,6 +54,14 @@ class Task(Generic[P, R]):
     wants_context: bool = False
     isolation: Isolation = "thread"  # "process": a sync handler in a child process
     options: CallOptions = field(default_factory=CallOptions)
+    arguments: Arguments | None = None  # typed parameters (then `fn` rebuilds them)
+
+    def dump_arguments(self, payload: Any, *, partial: bool = False) -> dict[str, Any]:
+        """The payload as stored: typed arguments validated (InvalidInput) and dumped to JSON;
+        unless `partial`, checked against the handler's parameters too."""
+        if self.arguments is None:
+            return dict(payload or {})
+        return self.arguments.dump(payload, partial=partial)
 
     @functools.cached_property
     def is_async(self) -> bool:
@@ -92,11 +102,12 @@ class Task(Generic[P, R]):
             "retry": None,
         }
 
-    def enqueue(self, conn: Any = None, **kwargs: Any) -> int:
-        """Queue one job whose payload is these keyword arguments; returns its id."""
+    def enqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
+        """Queue one job whose payload is these keyword arguments; returns its id, a JobHandle
+        (an int that can also wait for the result: `task.enqueue(...).result(timeout=5)`)."""
         return self.app.enqueue(conn=conn, **self._job_options(**kwargs))
 
-    async def aenqueue(self, conn: Any = None, **kwargs: Any) -> int:
+    async def aenqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
         return await self.app.aenqueue(conn=conn, **self._job_options(**kwargs))
 
 

@@ -1,5 +1,6 @@
 """The worker: an asyncio runtime of small services (fetcher, executor, heartbeater, completer,
-reaper, tidier, listener) under one supervisor, that runs a claimq App's tasks."""
+reaper, tidier, scheduler, pruner, listener) under one supervisor, that runs a claimq App's
+tasks."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from claimq._worker.heartbeater import Heartbeater
 from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.listener import Listener
 from claimq._worker.presence import Presence
+from claimq._worker.pruner import Pruner
 from claimq._worker.reaper import Reaper, Tidier
+from claimq._worker.scheduler import Scheduler
 from claimq._worker.service import Supervisor
 from claimq.app import App
 from claimq.backends.base import Backend, Completion, WorkerRecord
@@ -50,6 +53,7 @@ class JobContext:
     _lease: float | None = field(repr=False)
     _loop: asyncio.AbstractEventLoop = field(repr=False)
     _abandon: Any = field(repr=False)
+    _result_limit: int = field(repr=False, default=_validate.MAX_RESULT_BYTES)
 
     @property
     def id(self) -> int:
@@ -110,11 +114,23 @@ class JobContext:
     async def aheartbeat(self) -> None:
         await asyncio.to_thread(self.heartbeat)
 
+    def progress(self, fraction: float, note: str | None = None) -> None:
+        """Record how far this job is (`fraction` from 0 to 1, an optional short note), shown
+        by `claimq jobs show`; from a sync handler (async ones await `aprogress()`). Raises
+        LeaseLost when the job is no longer ours."""
+        fraction, note = _validate.progress(fraction, note)
+        if not self._backend.set_progress(self._flight.owned, fraction, note):
+            raise LeaseLost(self.job.id, "progress")
+
+    async def aprogress(self, fraction: float, note: str | None = None) -> None:
+        await asyncio.to_thread(self.progress, fraction, note)
+
     def complete_in(self, conn: Any, result: Any = None) -> None:
         """Complete the job inside the caller's open transaction on `conn` (a sqlite3 or psycopg
         connection), so the handler's business writes and the completion commit together.
         Raises LeaseLost (roll back!) when the job is no longer ours."""
-        done = Completion(self.job.id, self._flight.owned.token, _validate.result_json(result))
+        done = Completion(self.job.id, self._flight.owned.token,
+                          _validate.result_json(result, self._result_limit))
         if self.job.id not in self._backend.complete([done], conn):
             raise LeaseLost(self.job.id, "complete")
         self._flight.completed_by_handler = True
@@ -146,12 +162,16 @@ class Worker:
         grace: float = 30.0,
         batch: int | None = None,
         worker_id: str | None = None,
+        schedules: bool = True,
+        prune: bool = True,
         presence_interval: float = 5.0,
         presence_timeout: float | None = None,
         metrics_port: int | None = None,
         metrics_host: str = "0.0.0.0",
     ) -> None:
         self.app = app
+        self.schedules = bool(_validate.boolean(schedules, "schedules"))  # run the scheduler
+        self.prune = bool(_validate.boolean(prune, "prune"))  # run the pruner (retention)
         self.queues = None if queues is None else [_validate.queue_name(q) for q in queues]
         self.concurrency = _validate.integer(concurrency, "concurrency", 1, 10_000)
         self.lease = None if lease is None else _validate.seconds(lease, "lease", allow_zero=False)
@@ -238,7 +258,8 @@ class Worker:
             lease=self.lease, default_lease=DEFAULT_LEASE, concurrency=self.concurrency,
             make_context=lambda f: JobContext(
                 job=f.job, attempt=f.attempt, worker_id=self.worker_id, _flight=f,
-                _backend=backend, _lease=self.lease, _loop=loop, _abandon=executor.abandon),
+                _backend=backend, _lease=self.lease, _loop=loop, _abandon=executor.abandon,
+                _result_limit=self.app.result_limit),
         )
         completer.start_jobs = executor.start
         fetcher = Fetcher(db, registry, counters, claims, completer, executor.start,
@@ -268,6 +289,10 @@ class Worker:
         for service in (presence, heartbeater, completer, reaper,
                         Tidier(backend, db, counters, stopping=stopping), fetcher):
             supervisor.start(service)
+        if self.schedules:
+            supervisor.start(Scheduler(self.app, db, counters, stopping=stopping))
+        if self.prune:
+            supervisor.start(Pruner(self.app, db, counters, stopping=stopping))
         if backend.capabilities.listen_notify:
             supervisor.start(Listener(backend, self.queues, wake=fetcher.wake,
                                       cancel_hint=heartbeater.cancel_hint))

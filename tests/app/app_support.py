@@ -3,11 +3,14 @@ interface, so every test runs unchanged on every backend."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from claimq import App, Job
+from claimq import App, Job, Worker
 from claimq.clock import FakeClock
 
 # A lease, and how far the tests' FakeClock moves to pass it.
@@ -110,3 +113,29 @@ class CallerTransaction:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def worker_running(worker: Worker) -> Iterator[Worker]:
+    """`worker` running in a thread of this process for the block; stopped (and checked to
+    have stopped) after it."""
+    thread = threading.Thread(target=worker.run, kwargs={"install_signals": False},
+                              daemon=True)
+    thread.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        thread.join(60)
+    assert not thread.is_alive(), "the worker did not stop"
+
+
+def run_threads(target: Callable[..., None], args: Sequence[tuple[Any, ...]],
+                timeout: float = 120) -> None:
+    """One thread per entry of `args`, all started, then all joined."""
+    threads = [threading.Thread(target=target, args=a) for a in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a thread did not finish"

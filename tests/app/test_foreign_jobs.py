@@ -76,11 +76,11 @@ def test_claimq_own_enqueues_are_unchanged(app: App) -> None:
 
 
 def _undo_trigger(app: App) -> int:
-    """Puts the database back to the schema before the trigger (its migration not applied,
-    later ones kept); returns that migration's version."""
+    """Puts the database back to the schema without the trigger (later migrations may stay);
+    returns the trigger migration's version."""
     backend: Any = app.backend
     table = "claimq_migrations" if backend.kind == "sqlite" else f"{backend.schema}.migrations"
-    ((version,),) = backend.run_sql(
+    [(version,)] = backend.run_sql(
         f"SELECT version FROM {table} WHERE name = 'queue_rows_for_foreign_jobs'")
     if backend.kind == "sqlite":
         statements = ["DROP TRIGGER claimq_jobs_queue_row",
@@ -100,12 +100,14 @@ def _undo_trigger(app: App) -> int:
 def test_an_existing_database_migrates_and_its_stranded_jobs_get_claimed(db_url: str) -> None:
     with App(db_url) as app:
         app.migrate()
+        latest = app.backend.schema_version()
         version = _undo_trigger(app)
         _run(app, _insert_sql(app, 2))  # stranded: no queue row, nothing to make one
         assert app.claim("w1", limit=10) == []
     with App(db_url) as app:
         assert app.migrate() == [version]
         app.backend.check_schema()
+        assert app.backend.schema_version() == latest
         assert sorted(j.payload["n"] for j in app.claim("w1", limit=10)) == [0, 1]
         _run(app, _insert_sql(app, 1))
         assert len(app.claim("w1", limit=10)) == 1

@@ -1,5 +1,6 @@
 """Primary failover under load, with pg_auto_failover (Debian's postgresql-15-auto-failover): a
-monitor, a primary and a synchronous standby. Two workers and a producer use one URL naming
+monitor on the host, a primary and a synchronous standby each in a network namespace of its own
+(its own address; the host forwards between them). Two workers and a producer use one URL naming
 both nodes with `target_session_attrs=read-write`. Mid-run the primary's keeper and server are
 killed (SIGKILL); the monitor promotes the standby and everyone follows it.
 
@@ -17,6 +18,7 @@ import time
 import chaos_biz as biz
 import pytest
 from chaos_harness import ARCHIVE, Feeder, Sampler, archived, check_invariants, finished_ids, live
+from chaos_netns import unavailable_reason
 from pgcluster import through_outage
 from pgfailover import Formation, require_failover
 
@@ -30,7 +32,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.timeout(300)]
 
 def test_primary_killed_and_standby_promoted_under_load(spawn) -> None:
     require_failover()
-    with Formation() as formation:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with Formation(netns=True) as formation:
         url = formation.url("?schema=chaos")
         app = App(url)
         try:

@@ -4,16 +4,14 @@ process on SQLite until its due jobs are archived."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from polling import archived, live, wait_until
+from polling import archived, live, wait_until, worker_process
 
 from claimq import App
 
@@ -58,26 +56,15 @@ def test_the_use_example_runs_as_written(tmp_path: Path) -> None:
         assert len(delayed) == 1 and delayed[0].priority == 5
 
         log_path = tmp_path / "worker.log"
-        with open(log_path, "wb") as log:
-            worker = subprocess.Popen(
-                [CLAIMQ, "worker", "myapp:app", "--queues", "mail,default", "--concurrency",
-                 "20", "--processes", "2", "--poll-interval", "0.1"],
-                cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            try:
-                due = {j.id for j in jobs} - {delayed[0].id}
-                wait_until(lambda: {j.id for j in archived(app)} == due or worker.poll(), 60,
-                           "the two due jobs to be archived")
-                wait_until(lambda: len(re.findall(r"worker \S+ started:", log_path.read_text()))
-                           == 2 or worker.poll() is not None, 60, "both worker processes")
-                assert worker.poll() is None, log_path.read_text()
-                worker.send_signal(signal.SIGTERM)
-                assert worker.wait(30) == 0, log_path.read_text()
-            finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait(10)
+        with worker_process(
+            [CLAIMQ, "worker", "myapp:app", "--queues", "mail,default", "--concurrency", "20",
+             "--processes", "2", "--poll-interval", "0.1"], tmp_path, env, log_path,
+        ) as worker:
+            due = {j.id for j in jobs} - {delayed[0].id}
+            wait_until(lambda: {j.id for j in archived(app)} == due or worker.poll(), 60,
+                       "the two due jobs to be archived")
+            wait_until(lambda: len(re.findall(r"worker \S+ started:", log_path.read_text()))
+                       == 2 or worker.poll() is not None, 60, "both worker processes")
         output = log_path.read_text()
         assert len(re.findall(r"worker \S+ started:", output)) == 2, output
         assert "welcome mail to user 42" in output and "welcome mail to user 43" in output

@@ -33,6 +33,7 @@ class Outcome:
     flight: InFlight
     completion: Completion | None = None
     failure: Failure | None = None
+    error: BaseException | None = None  # the failure's exception (for the app's hooks)
 
 
 class Completer(Service):

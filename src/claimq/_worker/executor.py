@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from claimq import _tracing, _validate
+from claimq._json import loads
 from claimq._worker.completer import Completer, Outcome
 from claimq._worker.dbcall import DB
 from claimq._worker.inflight import Counters, InFlight, Registry
@@ -46,6 +47,7 @@ from claimq.logs import current_job, event
 
 if TYPE_CHECKING:
     from claimq.app import App
+    from claimq.hooks import Hooks
     from claimq.task import Task
 
 log = logging.getLogger("claimq.worker")
@@ -228,7 +230,10 @@ class Executor:
                 await asyncio.wait([earlier.task])
             if flight.lost:
                 return
-            outcome = await self._attempt(flight)
+            hooks = self.app._hooks  # None unless the app registered hooks or middleware
+            outcome = await self._attempt(flight, hooks)
+            if hooks is not None:
+                await self._after(hooks, flight, outcome)
         except asyncio.CancelledError:
             outcome = None
             if not flight.lost and (flight.cancel_requested or flight.timed_out):
@@ -251,7 +256,7 @@ class Executor:
         if span is not None:
             _tracing.set_outcome(span, *_outcome(flight, outcome))
 
-    async def _attempt(self, flight: InFlight) -> Outcome | None:
+    async def _attempt(self, flight: InFlight, hooks: Hooks | None) -> Outcome | None:
         job = flight.job
         task = self.app.tasks.get(job.task)
         try:
@@ -267,7 +272,9 @@ class Executor:
                     raise BadPayload(
                         f"payload is a {type(job.payload).__name__}, not a JSON object")
             timeout = _timeout(job, task)
-            if task.is_async:
+            if hooks is not None:
+                result = await self._hooked(hooks, flight, task, timeout)
+            elif task.is_async:
                 # Awaited here, in this frame (not a helper coroutine: one per job is enough)
                 args = (self.make_context(flight),) if task.wants_context else ()
                 handle = None if timeout is None else asyncio.get_running_loop().call_later(
@@ -292,7 +299,7 @@ class Executor:
             result_json = None
             if result is not None:
                 try:
-                    result_json = _validate.result_json(result)
+                    result_json = _validate.result_json(result, self.app.result_limit)
                 except InvalidInput as exc:
                     raise Permanent(str(exc)) from None
             return Outcome(flight, Completion(job.id, flight.owned.token, result_json))
@@ -316,6 +323,50 @@ class Executor:
             elif isinstance(exc, TypeError) and task is not None and _wrong_arguments(task, job):
                 exc = BadPayload(f"payload does not fit the handler's parameters: {exc}")
             return self._failed(flight, exc)
+
+    async def _hooked(self, hooks: Hooks, flight: InFlight, task: Task[Any, Any],
+                      timeout: float | None) -> Any:
+        """The handler's call, with the app's started hooks and through its middleware."""
+        ctx = self.make_context(flight)
+        if not task.is_async:
+            return await hooks.call(ctx, lambda: self._run_sync(flight, task, timeout))
+
+        async def invoke() -> Any:
+            args = (ctx,) if task.wants_context else ()
+            handle = None if timeout is None else asyncio.get_running_loop().call_later(
+                timeout, self._time_out, flight)
+            try:
+                return await task.fn(*args, **flight.job.payload)
+            except _EXITS as exc:
+                return _Raised(exc)
+            finally:
+                if handle is not None:
+                    handle.cancel()
+
+        return await hooks.call(ctx, invoke)
+
+    async def _after(self, hooks: Hooks, flight: InFlight, outcome: Outcome | None) -> None:
+        """The succeeded, failed and dead hooks of a finished attempt, before its outcome is
+        written. A cancel arriving now (the handler has returned) leaves the outcome as it is."""
+        if flight.lost or (outcome is None and not flight.completed_by_handler):
+            return
+        ctx = self.make_context(flight)
+        try:
+            if outcome is None or outcome.completion is not None:
+                done = None if outcome is None else outcome.completion
+                text = None if done is None else done.result_json
+                await hooks.emit("job.succeeded", ctx, None if text is None else loads(text))
+                return
+            failure = outcome.failure
+            await hooks.emit("job.failed", ctx, error=outcome.error)
+            if failure is not None and (failure.permanent or
+                                        flight.attempt >= flight.job.max_attempts):
+                await hooks.emit("job.dead", ctx, error=outcome.error)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if flight.lost or current is None:
+                raise
+            current.uncancel()
 
     async def _run_sync(self, flight: InFlight, task: Task[Any, Any],
                         timeout: float | None) -> Any:
@@ -377,7 +428,7 @@ class Executor:
         else:
             log.info("job.failed: job %s (%s) attempt %s: %s", flight.job.id, flight.job.task,
                      flight.attempt, describe(exc), extra=event("job.failed", flight))
-        return Outcome(flight, failure=failure)
+        return Outcome(flight, failure=failure, error=exc)
 
 
 def _outcome(flight: InFlight, outcome: Outcome | None) -> tuple[str, str | None]:

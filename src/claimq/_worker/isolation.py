@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from claimq.errors import InvalidInput
 from claimq.job import Job
 
 POLL = 0.05  # seconds between checks of the kill conditions while the child runs
@@ -50,6 +51,10 @@ class IsolatedContext:
     @property
     def idempotency_key(self) -> str:
         return self.job.effective_key
+
+    def progress(self, fraction: float, note: str | None = None) -> None:
+        raise InvalidInput("ctx.progress() is not available to a handler with "
+                           "isolation='process' (its ctx is a read-only snapshot)")
 
 
 _context: Any = None

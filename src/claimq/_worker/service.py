@@ -1,11 +1,12 @@
 """Services and their supervisor.
 
-Each loop of the worker (fetcher, heartbeater, completer, reaper, tidier, listener) is a
-Service: an object that owns its state and whose `run()` is the loop. The supervisor runs each
-in a task of its own; a service whose `run()` raises is logged under a stable event name
-(`loop.restarted`) and started again after a back-off, so one bad call never silently ends a
-loop for the rest of the worker's life. An error that restarting cannot cure (the schema is
-gone) or a service that keeps failing stops the worker, which then exits non-zero.
+Each loop of the worker (fetcher, heartbeater, completer, reaper, tidier, scheduler, pruner,
+listener) is a Service: an object that owns its state and whose `run()` is the loop. The
+supervisor runs each in a task of its own; a service whose `run()` raises is logged under a
+stable event name (`loop.restarted`) and started again after a back-off, so one bad call never
+silently ends a loop for the rest of the worker's life. An error that restarting cannot cure
+(the schema is gone) or a service that keeps failing stops the worker, which then exits
+non-zero.
 """
 
 from __future__ import annotations
@@ -15,8 +16,14 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from claimq.errors import MigrationError
+
+if TYPE_CHECKING:
+    from claimq._worker.dbcall import DB
+    from claimq._worker.inflight import Counters
+    from claimq.app import App
 
 log = logging.getLogger("claimq.worker")
 
@@ -34,6 +41,17 @@ class Service:
 
     async def run(self) -> None:
         raise NotImplementedError
+
+
+class AppLoop(Service):
+    """A service that now and then calls its App (the scheduler, the pruner)."""
+
+    def __init__(self, app: App, db: DB, counters: Counters, *,
+                 stopping: asyncio.Event) -> None:
+        self.app = app
+        self.db = db
+        self.counters = counters
+        self.stopping = stopping
 
 
 class Supervisor:

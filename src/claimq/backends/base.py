@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -230,6 +230,82 @@ class AuditEntry:
     affected: int
 
 
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A job's last reported progress (ctx.progress): a fraction from 0 to 1, an optional
+    note, the attempt that reported it and when."""
+
+    fraction: float
+    note: str | None
+    attempt: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    """A row of the schedules table. `next_run_at` is the first tick not enqueued yet;
+    `declared` the definition code declared (None: added at runtime)."""
+
+    name: str
+    task: str
+    payload_json: str
+    queue: str
+    priority: int
+    max_attempts: int
+    timeout: float | None
+    cron: str | None
+    every: float | None
+    tz: str
+    missed: str
+    paused: bool
+    next_run_at: datetime
+    last_run_at: datetime | None = None
+    last_job_id: int | None = None
+    declared: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class SchedulePlan(NamedTuple):
+    """What a due schedule does now: the jobs of its due ticks (none: the ticks are skipped),
+    the tick it fired last, and its next tick."""
+
+    jobs: Sequence[NewJob]
+    last_tick: datetime | None
+    next_run_at: datetime
+
+
+# fire_schedules' callback: a locked, due row and the transaction's time -> its plan (None:
+# leave the row as it is, e.g. a definition that cannot be read; the caller says so).
+Planner = Callable[[ScheduleRow, datetime], SchedulePlan | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    """How long finished jobs of `queue` ('*': every queue without a policy of its own) stay:
+    at most `archive_age` seconds and `archive_rows` rows in the archive, likewise for dead
+    letters. None: no limit of that kind."""
+
+    queue: str
+    archive_age: float | None = None
+    archive_rows: int | None = None
+    dead_age: float | None = None
+    dead_rows: int | None = None
+
+
+class PruneBatch(NamedTuple):
+    """At most `limit` rows of `table`: those of `queue` (None: of every queue but
+    `skip_queues`) finished more than `older_than` seconds ago, or older than its `keep_rows`
+    newest rows."""
+
+    table: Literal["archive", "dead"]
+    queue: str | None
+    skip_queues: Sequence[str]
+    older_than: float | None
+    keep_rows: int | None
+    limit: int
+
+
 CancelOutcome = Literal["cancelled", "cancel_requested", "finished", "not_found"]
 
 
@@ -247,13 +323,15 @@ class Capabilities:
     advisory_locks: bool = False  # the database has advisory locks (PostgreSQL)
     row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
     roles: bool = False  # grant() gives database roles least-privilege rights (PostgreSQL)
+    partitions: bool = False  # partition_archive() makes the archive time-partitioned
 
 
 class Notice(NamedTuple):
     """One notification from listen(): `kind` "job" (payload: the queue that got jobs) or
-    "cancel" (payload: the id of a job whose cancel was requested, as text)."""
+    "cancel" (payload: the id of a job whose cancel was requested, as text); from
+    listen_results(): "finished" (payload: ids of jobs just archived or dead, comma-separated)."""
 
-    kind: Literal["job", "cancel"]
+    kind: Literal["job", "cancel", "finished"]
     payload: str
 
 
@@ -368,6 +446,17 @@ class Backend(Protocol):
         """Tells listening workers that `queues` got jobs (no-op without listen_notify)."""
         ...
 
+    # Results (app.result): with listen_notify, a waiter registers the jobs it waits for and
+    # listens; the archive or dead-letter insert of such a job notifies it.
+    def listen_results(self) -> Listener:
+        """A new connection listening for "finished" notices of watched jobs. Without
+        capabilities.listen_notify: raises NotImplementedError (waiters poll)."""
+        ...
+    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        """Registers `waiter` (a uuid) as waiting for these jobs (no-op without listen_notify)."""
+        ...
+    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None: ...
+
     def get_job(self, job_id: int) -> Job | None: ...
     def list_jobs(
         self,
@@ -413,6 +502,13 @@ class Backend(Protocol):
     ) -> int: ...
     def purge_idempotency_keys(self, retention: float) -> int: ...
     def set_priority(self, job_id: int, priority: int) -> bool: ...
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        """Records a running job's progress, if `owned` still holds it in processing (False:
+        it does not, and nothing is written). purge() drops the progress of purged jobs."""
+        ...
+    def get_progress(self, job_id: int) -> Progress | None:
+        """The job's last recorded progress (kept after it finished, until it is purged)."""
+        ...
 
     def configure_queue(
         self,
@@ -451,4 +547,46 @@ class Backend(Protocol):
     def stats(self, window: float) -> StatsRows:
         """Live counts, dead letters by reason, and what finished in the last `window` seconds
         (counts, attempts, latency percentiles), grouped by queue and task."""
+        ...
+
+    # -- schedules -----------------------------------------------------------------------------
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]: ...
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        """Adds the schedule; False (and nothing written) when its name is taken."""
+        ...
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        """Writes every field of the schedule named `row.name`; False when there is none."""
+        ...
+    def delete_schedule(self, name: str) -> bool: ...
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        """One transaction: up to `limit` due, unpaused schedules locked (rows another
+        transaction holds are skipped), `plan` asked for each, its jobs enqueued and its
+        next_run_at moved on. Returns the ids enqueued per schedule name."""
+        ...
+
+    # -- retention -----------------------------------------------------------------------------
+    def list_retention(self) -> list[RetentionPolicy]: ...
+    def set_retention(self, policy: RetentionPolicy) -> None: ...
+    def delete_retention(self, queue: str) -> bool: ...
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        """Takes (or renews) the named lease for `holder` unless another holder's is running."""
+        ...
+    def drop_lease(self, name: str, holder: str) -> None: ...
+    def prune(self, batch: PruneBatch) -> int:
+        """Deletes one bounded batch (one short transaction); returns how many rows."""
+        ...
+    def partition_archive(self) -> bool:
+        """Makes the archive partitioned by day of finished_at (False: it is already).
+        Without capabilities.partitions: raises InvalidInput."""
+        ...
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        """A partitioned archive: creates the partitions of today and `ahead_days` days after,
+        drops (whole) those that end at or before `drop_before`. Returns (created, dropped);
+        ([], []) for an archive that is not partitioned, or without capabilities.partitions."""
+        ...
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        """purge_idempotency_keys in batches of at most `batch` rows; also drops result waits
+        of jobs long finished. Returns how many keys it deleted."""
         ...

@@ -27,7 +27,7 @@ from claimq import __version__, _validate
 from claimq._processes import import_app, run_worker, setup_logging
 from claimq.app import DEFAULT_URL, App
 from claimq.backends import redact as _redact
-from claimq.backends.base import QueueInfo
+from claimq.backends.base import Progress, QueueInfo
 from claimq.errors import ClaimqError, InvalidInput
 from claimq.job import DeadReason, Job, Status
 from claimq.stats import QueueStats
@@ -454,7 +454,12 @@ def _jobs_table(jobs: Sequence[Job], table_name: str) -> Table:
     return table
 
 
-def _job_view(job: Job) -> RenderableType:
+def _progress_text(p: Progress) -> str:
+    note = f" {p.note}" if p.note else ""
+    return f"{p.fraction:.0%}{note} (attempt {p.attempt}, at {_when(p.updated_at)} UTC)"
+
+
+def _job_view(job: Job, progress: Progress | None = None) -> RenderableType:
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -490,6 +495,7 @@ def _job_view(job: Job) -> RenderableType:
         ("updated (UTC)", _when(job.updated_at) if job.updated_at else None),
         ("finished (UTC)", _when(job.finished_at) if job.finished_at else None),
         ("took", _age(took) if took is not None else None),
+        ("progress", None if progress is None else _progress_text(progress)),
     ]
     for name, value in rows:
         if value is not None:
@@ -1030,10 +1036,11 @@ def _show(job_id: int, as_json: bool, *, dead_only: bool = False) -> None:
             f"job {job_id} is not a dead letter (it is {job.status.value}): "
             f"see `claimq jobs show {job_id}`"
         )
+    progress = _open().get_progress(job_id)
     if as_json:
-        _emit_json(job)
+        _emit_json({**_jsonable(job), "progress": _jsonable(progress)})
     else:
-        _print(_job_view(job))
+        _print(_job_view(job, progress))
 
 
 @jobs.command("show")
@@ -1234,4 +1241,6 @@ __all__ = ["OPTIONAL_COMMANDS", "CliError", "main"]
 # line each, below; keep them last: they import from this module).
 from claimq.cli import dashboard as _dashboard  # noqa: E402, F401
 from claimq.cli import grant as _grant  # noqa: E402, F401
+from claimq.cli import retention as _retention  # noqa: E402,F401
+from claimq.cli import schedules as _schedules  # noqa: E402,F401
 from claimq.cli import stats, workers  # noqa: E402, F401 - `claimq stats`, `claimq workers`

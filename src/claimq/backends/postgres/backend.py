@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from claimq._validate import NewJob
+from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._rows import json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
@@ -35,11 +36,16 @@ from claimq.backends.base import (
     LiveRow,
     Notice,
     Owned,
+    Planner,
+    Progress,
+    PruneBatch,
     QueueInfo,
     QueueSettings,
     ReapResult,
     RecentRow,
+    RetentionPolicy,
     RoleKind,
+    ScheduleRow,
     Settled,
     Started,
     StatsRows,
@@ -185,6 +191,37 @@ def _row_to_job(row: dict[str, Any]) -> Job:
 
 def _three(values: Sequence[float] | None) -> tuple[float, float, float] | None:
     return None if not values else (float(values[0]), float(values[1]), float(values[2]))
+
+
+def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
+    return ScheduleRow(
+        name=r["name"], task=r["task"], payload_json=r["payload_json"], queue=r["queue"],
+        priority=r["priority"], max_attempts=r["max_attempts"], timeout=r["timeout_seconds"],
+        cron=r["cron"], every=r["every_seconds"], tz=r["tz"], missed=r["missed"],
+        paused=r["paused"], next_run_at=r["next_run_at"], last_run_at=r["last_run_at"],
+        last_job_id=r["last_job_id"], declared=r["declared"], created_at=r["created_at"],
+        updated_at=r["updated_at"],
+    )
+
+
+def _schedule_params(row: ScheduleRow) -> dict[str, Any]:
+    """insert_schedule.sql's and update_schedule.sql's parameters (both backends)."""
+    return {
+        "name": row.name, "task": row.task, "payload": row.payload_json, "queue": row.queue,
+        "priority": row.priority, "max_attempts": row.max_attempts, "timeout": row.timeout,
+        "cron": row.cron, "every": row.every, "tz": row.tz, "missed": row.missed,
+        "paused": row.paused, "next_run_at": row.next_run_at, "declared": row.declared,
+    }
+
+
+_PRUNED_TABLES = {"archive": "archive", "dead": "dead"}
+PARTITIONS_AHEAD = 3  # days of archive partitions made ahead of today
+PARTITION_LOCK_TIMEOUT = "200ms"
+
+
+def _day(when: datetime) -> datetime:
+    """Midnight UTC of `when`'s day: where an archive partition begins."""
+    return when.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _server_time() -> None:
@@ -334,22 +371,26 @@ def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
 
 
 class _PgListener:
-    """listen()'s connection: LISTENs on the schema's two channels."""
+    """listen()'s connection: LISTENs on the schema's two channels (listen_results(): on its
+    finished-jobs channel)."""
 
-    def __init__(self, backend: PostgresBackend) -> None:
+    def __init__(self, backend: PostgresBackend, channels: Sequence[str]) -> None:
         self._backend = backend
+        self._kinds: dict[str, Literal["job", "cancel", "finished"]] = {
+            backend.channel: "job", backend.cancel_channel: "cancel",
+            backend.finished_channel: "finished"}
         try:
             self._conn = psycopg.connect(backend.conninfo, autocommit=True)
-            self._conn.execute(f"LISTEN {backend.channel}")
-            self._conn.execute(f"LISTEN {backend.cancel_channel}")
+            for channel in channels:
+                self._conn.execute(f"LISTEN {channel}")
         except psycopg.Error as exc:
             raise backend._error(exc) from exc
 
     def notices(self, timeout: float) -> Iterator[Notice]:
-        cancel = self._backend.cancel_channel
+        kinds = self._kinds
         try:
             for note in self._conn.notifies(timeout=timeout):
-                yield Notice("cancel" if note.channel == cancel else "job", note.payload)
+                yield Notice(kinds.get(note.channel, "job"), note.payload)
         except psycopg.Error as exc:
             raise self._backend._error(exc) from exc
 
@@ -364,7 +405,7 @@ class PostgresBackend:
     kind = "postgresql"
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
-        advisory_locks=True, row_locks=True, roles=True,
+        advisory_locks=True, row_locks=True, roles=True, partitions=True,
     )
 
     def __init__(
@@ -390,6 +431,7 @@ class PostgresBackend:
         self.channel = f"{self.schema}_jobs"
         self._limited: dict[str | None, tuple[bool, float]] = {}  # by queues' array literal
         self.cancel_channel = f"{self.schema}_cancel"
+        self.finished_channel = f"{self.schema}_finished"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
@@ -1025,18 +1067,31 @@ class PostgresBackend:
         query = {"archive": self._q.purge_archive, "dead": self._q.purge_dead}[table]
         params = {"older_than": older_than, "queue": queue, "task": task, "now": self._now()}
         with self._conn() as conn:
-            return conn.execute(query, params).rowcount
+            count = conn.execute(query, params).rowcount
+            conn.execute(self._q.purge_progress)
+            return count
 
     def purge_idempotency_keys(self, retention: float) -> int:
-        with self._conn() as conn:
-            params = {"retention": retention, "now": self._now()}
-            return conn.execute(self._q.purge_idempotency, params).rowcount
+        return all_batches(lambda: self.prune_idempotency_keys(retention, PURGE_BATCH))
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._conn() as conn:
             params = {"id": job_id, "priority": priority, "now": self._now()}
             row = conn.execute(self._q.set_priority, params)
             return row.fetchone() is not None
+
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        params = {"id": owned.id, "token": _token(owned.token), "fraction": fraction,
+                  "note": note, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(self._q.set_progress, params).fetchone() is not None
+
+    def get_progress(self, job_id: int) -> Progress | None:
+        with self._conn() as conn:
+            row = conn.execute(self._q.get_progress, {"id": job_id}).fetchone()
+        if row is None:
+            return None
+        return Progress(row["fraction"], row["note"], row["attempt"], row["updated_at"])
 
     def configure_queue(
         self,
@@ -1152,11 +1207,167 @@ class PostgresBackend:
     def listen(self) -> Listener:
         """A dedicated connection (outside the pool) listening for new jobs and cancel requests
         on this schema's channels."""
-        return _PgListener(self)
+        return _PgListener(self, (self.channel, self.cancel_channel))
+
+    def listen_results(self) -> Listener:
+        """A dedicated connection listening on this schema's finished-jobs channel."""
+        return _PgListener(self, (self.finished_channel,))
+
+    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        params = {"ids": _numbers(job_ids), "waiter": waiter, "now": self._now()}
+        with self._conn() as conn:
+            conn.execute(self._q.watch_results, params)
+
+    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        with self._conn() as conn:
+            conn.execute(self._q.unwatch_results, {"ids": _numbers(job_ids), "waiter": waiter})
 
     def wake_workers(self, queues: Sequence[str]) -> None:
         with self._conn() as conn:
             conn.execute(self._q.notify_queues, {"names": list(queues)}).fetchall()
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_schedules, {"name": name}).fetchall()
+        return [_schedule_row(r) for r in rows]
+
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        with self._conn() as conn:
+            params = {**_schedule_params(row), "now": self._now()}
+            return conn.execute(self._q.insert_schedule, params).fetchone() is not None
+
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        with self._conn() as conn:
+            params = {**_schedule_params(row), "now": self._now()}
+            return conn.execute(self._q.update_schedule, params).fetchone() is not None
+
+    def delete_schedule(self, name: str) -> bool:
+        with self._conn() as conn:
+            return conn.execute(self._q.delete_schedule, {"name": name}).fetchone() is not None
+
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        fired: dict[str, list[int]] = {}
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            now = self._now()
+            rows = cur.execute(self._q.due_schedules, {"now": now, "limit": limit}).fetchall()
+            for r in rows:
+                planned = plan(_schedule_row(r), r["now"])
+                if planned is None:
+                    continue
+                ids = self._insert(cur, planned.jobs, retention) if planned.jobs else []
+                moved = cur.execute(self._q.schedule_fired, {
+                    "name": r["name"], "old_next_run_at": r["next_run_at"],
+                    "next_run_at": planned.next_run_at, "last_tick": planned.last_tick,
+                    "last_job_id": ids[-1] if ids else None, "now": now,
+                }).fetchone()
+                if moved is None:  # the row is locked by this transaction: cannot happen
+                    raise ClaimqError(f"schedule {r['name']!r} changed while locked")
+                fired[r["name"]] = ids
+        return fired
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def list_retention(self) -> list[RetentionPolicy]:
+        with self._conn() as conn:
+            return [RetentionPolicy(**r) for r in conn.execute(self._q.list_retention)]
+
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        params = {"queue": policy.queue, "archive_age": policy.archive_age,
+                  "archive_rows": policy.archive_rows, "dead_age": policy.dead_age,
+                  "dead_rows": policy.dead_rows, "now": self._now()}
+        with self._conn() as conn:
+            conn.execute(self._q.set_retention, params)
+
+    def delete_retention(self, queue: str) -> bool:
+        with self._conn() as conn:
+            return conn.execute(self._q.delete_retention, {"queue": queue}).fetchone() is not None
+
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        params = {"name": name, "holder": holder, "seconds": seconds, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(self._q.take_lease, params).fetchone() is not None
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        with self._conn() as conn:
+            conn.execute(self._q.drop_lease, {"name": name, "holder": holder})
+
+    def prune(self, batch: PruneBatch) -> int:
+        query = self._q.prune.replace("{table}", _PRUNED_TABLES[batch.table])
+        params = {"queue": batch.queue, "skip": _texts(batch.skip_queues),
+                  "older_than": batch.older_than, "keep_rows": batch.keep_rows,
+                  "batch": batch.limit, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(query, params).rowcount
+
+    def partition_archive(self) -> bool:
+        """The archive partitioned by day of finished_at: the old table becomes the partition
+        of everything up to tomorrow, the PARTITIONS_AHEAD days after today get partitions.
+        Locks the archive meanwhile (its old rows are checked and indexed once)."""
+        with self._conn() as conn:
+            if conn.execute(self._q.archive_partitions, prepare=False).fetchall():
+                return False
+            # After every row it holds: the day after today's, or after the latest row's
+            row = conn.execute(f"SELECT max(finished_at) AS m FROM {self.schema}.archive",
+                               prepare=False).fetchone()
+            now = self.now()
+            latest = row["m"] if row is not None and row["m"] is not None else now
+            bound = _day(max(now, latest)) + timedelta(days=1)
+            with conn.transaction():
+                conn.execute(self._q.partition_archive.replace("{bound}", bound.isoformat()),
+                             prepare=False)
+        self.maintain_partitions(PARTITIONS_AHEAD, None)
+        return True
+
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        created: list[str] = []
+        dropped: list[str] = []
+        with self._conn() as conn:
+            parts = conn.execute(self._q.archive_partitions, prepare=False).fetchall()
+            if not parts:
+                return created, dropped
+            names = {r["name"] for r in parts}
+            covered = max(r["upper_bound"] for r in parts if r["name"] == "archive_before")
+            today = _day(self.now())
+            for n in range(ahead_days + 1):
+                lower = today + timedelta(days=n)
+                name = f"archive_p{lower:%Y%m%d}"
+                if name in names or lower < covered:
+                    continue
+                upper = lower + timedelta(days=1)
+                if self._partition_ddl(conn, self._q.create_partition.replace(
+                        "{name}", name).replace("{lower}", lower.isoformat()).replace(
+                        "{upper}", upper.isoformat())):
+                    created.append(name)
+            for r in parts:
+                if drop_before is None or r["upper_bound"] is None:
+                    continue
+                if r["upper_bound"] <= drop_before and self._partition_ddl(
+                        conn, self._q.detach_partition.replace("{name}", r["name"])):
+                    conn.execute(f"DROP TABLE {self.schema}.{r['name']}", prepare=False)
+                    dropped.append(r["name"])
+        return created, dropped
+
+    def _partition_ddl(self, conn: Any, statement: str) -> bool:
+        """A partition's DDL under a short lock_timeout: rather than queue the workers'
+        completions behind a lock it waits for, it gives up (False) until the next pass."""
+        try:
+            with conn.transaction():
+                conn.execute(f"SET LOCAL lock_timeout = '{PARTITION_LOCK_TIMEOUT}'")
+                conn.execute(statement, prepare=False)
+        except (psycopg.errors.LockNotAvailable, psycopg.errors.CheckViolation):
+            return False  # locked, or the default partition holds rows of that day
+        return True
+
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        params = {"retention": retention, "batch": batch, "now": self._now()}
+        with self._conn() as conn:
+            deleted = conn.execute(self._q.prune_idempotency, params).rowcount
+            conn.execute(self._q.prune_waiters, {"now": params["now"]})
+        return deleted
 
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._conn() as conn:

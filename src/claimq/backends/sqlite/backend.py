@@ -14,6 +14,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NewJob
+from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._rows import Undecodable, json_columns, loads_exact, percentiles
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
@@ -32,11 +33,16 @@ from claimq.backends.base import (
     Listener,
     LiveRow,
     Owned,
+    Planner,
+    Progress,
+    PruneBatch,
     QueueInfo,
     QueueSettings,
     ReapResult,
     RecentRow,
+    RetentionPolicy,
     RoleKind,
+    ScheduleRow,
     Settled,
     Started,
     StatsRows,
@@ -46,7 +52,7 @@ from claimq.backends.base import (
 )
 from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import InvalidInput, MigrationError, SchemaMissing
+from claimq.errors import DatabaseError, InvalidInput, MigrationError, SchemaMissing
 from claimq.job import CorruptRow, DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.sqlite")
@@ -143,6 +149,35 @@ def _row_to_job(row: sqlite3.Row) -> Job:
         reason=get("reason"),
         **times,
     )
+
+
+def _schedule_row(r: sqlite3.Row) -> ScheduleRow:
+    def at(name: str) -> datetime | None:
+        return None if r[name] is None else datetime.fromtimestamp(r[name], UTC)
+
+    next_run_at = at("next_run_at")
+    assert next_run_at is not None  # NOT NULL
+    return ScheduleRow(
+        name=r["name"], task=r["task"], payload_json=r["payload_json"], queue=r["queue"],
+        priority=r["priority"], max_attempts=r["max_attempts"], timeout=r["timeout_seconds"],
+        cron=r["cron"], every=r["every_seconds"], tz=r["tz"], missed=r["missed"],
+        paused=bool(r["paused"]), next_run_at=next_run_at, last_run_at=at("last_run_at"),
+        last_job_id=r["last_job_id"], declared=r["declared"], created_at=at("created_at"),
+        updated_at=at("updated_at"),
+    )
+
+
+def _schedule_params(row: ScheduleRow, now: float) -> dict[str, Any]:
+    return {
+        "name": row.name, "task": row.task, "payload": row.payload_json, "queue": row.queue,
+        "priority": row.priority, "max_attempts": row.max_attempts, "timeout": row.timeout,
+        "cron": row.cron, "every": row.every, "tz": row.tz, "missed": row.missed,
+        "paused": int(row.paused), "next_run_at": row.next_run_at.timestamp(),
+        "declared": row.declared, "now": now,
+    }
+
+
+_PRUNED_TABLES = {"archive": "claimq_archive", "dead": "claimq_dead"}
 
 
 _TIMES = ("lease_until", "heartbeat_at", "run_at", "created_at", "started_at", "updated_at",
@@ -347,8 +382,9 @@ class SQLiteBackend:
                 holder = conn.execute(
                     _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
                 ).fetchone()
-                if holder is not None and holder["holds"]:
-                    ids.append(holder["job_id"])
+                # by position: the caller's connection (conn=) may have no row factory
+                if holder is not None and holder[1]:
+                    ids.append(holder[0])
                     continue  # a held key writes nothing, not even its queue
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
@@ -563,6 +599,16 @@ class SQLiteBackend:
     def wake_workers(self, queues: Sequence[str]) -> None:
         """Nothing to do: SQLite workers poll."""
 
+    def listen_results(self) -> Listener:
+        """No notifications on SQLite: result waiters poll (with back-off)."""
+        raise NotImplementedError("SQLite has no LISTEN/NOTIFY; result waiters poll")
+
+    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        """Nothing to do: SQLite waiters poll."""
+
+    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None:
+        """Nothing to do: SQLite waiters poll."""
+
     @mapped
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cur = self._conn().execute(sql, tuple(params))
@@ -668,17 +714,31 @@ class SQLiteBackend:
         query = {"archive": _Q.purge_archive, "dead": _Q.purge_dead}[table]
         with self._write() as conn:
             before = None if older_than is None else self._time() - older_than
-            return conn.execute(query, {"before": before, "queue": queue, "task": task}).rowcount
+            params = {"before": before, "queue": queue, "task": task}
+            count = conn.execute(query, params).rowcount
+            conn.execute(_Q.purge_progress)
+            return count
 
     def purge_idempotency_keys(self, retention: float) -> int:
-        with self._write() as conn:
-            since = self._time() - retention
-            return conn.execute(_Q.purge_idempotency, {"since": since}).rowcount
+        return all_batches(lambda: self.prune_idempotency_keys(retention, PURGE_BATCH))
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._write() as conn:
             params = {"id": job_id, "priority": priority, "now": self._time()}
             return conn.execute(_Q.set_priority, params).fetchone() is not None
+
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        with self._write() as conn:
+            params = {"id": owned.id, "token": owned.token, "fraction": fraction, "note": note,
+                      "now": self._time()}
+            return conn.execute(_Q.set_progress, params).fetchone() is not None
+
+    @mapped
+    def get_progress(self, job_id: int) -> Progress | None:
+        row = self._conn().execute(_Q.get_progress, {"id": job_id}).fetchone()
+        if row is None:
+            return None
+        return Progress(row[0], row[1], row[2], datetime.fromtimestamp(row[3], UTC))
 
     def configure_queue(
         self,
@@ -708,6 +768,99 @@ class SQLiteBackend:
                 },
             )
         return next(q for q in self.list_queues() if q.name == name)
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    @mapped
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]:
+        rows = self._conn().execute(_Q.list_schedules, {"name": name}).fetchall()
+        return [_schedule_row(r) for r in rows]
+
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        with self._write() as conn:
+            params = _schedule_params(row, self._time())
+            return conn.execute(_Q.insert_schedule, params).fetchone() is not None
+
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        with self._write() as conn:
+            params = _schedule_params(row, self._time())
+            return conn.execute(_Q.update_schedule, params).fetchone() is not None
+
+    def delete_schedule(self, name: str) -> bool:
+        with self._write() as conn:
+            return conn.execute(_Q.delete_schedule, {"name": name}).fetchone() is not None
+
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        fired: dict[str, list[int]] = {}
+        with self._write() as conn:
+            now = self._time()
+            rows = conn.execute(_Q.due_schedules, {"now": now, "limit": limit}).fetchall()
+            for r in rows:
+                planned = plan(_schedule_row(r), datetime.fromtimestamp(now, UTC))
+                if planned is None:
+                    continue
+                ids = self._insert(conn, planned.jobs, retention) if planned.jobs else []
+                last = planned.last_tick
+                moved = conn.execute(_Q.schedule_fired, {
+                    "name": r["name"], "old_next_run_at": r["next_run_at"],
+                    "next_run_at": planned.next_run_at.timestamp(),
+                    "last_tick": None if last is None else last.timestamp(),
+                    "last_job_id": ids[-1] if ids else None, "now": now,
+                }).fetchone()
+                if moved is None:  # inside the write transaction: cannot happen
+                    raise DatabaseError(f"schedule {r['name']!r} changed while being fired")
+                fired[r["name"]] = ids
+        return fired
+
+    # -- retention -----------------------------------------------------------------------------
+
+    @mapped
+    def list_retention(self) -> list[RetentionPolicy]:
+        return [RetentionPolicy(**dict(r)) for r in self._conn().execute(_Q.list_retention)]
+
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        with self._write() as conn:
+            conn.execute(_Q.set_retention, {
+                "queue": policy.queue, "archive_age": policy.archive_age,
+                "archive_rows": policy.archive_rows, "dead_age": policy.dead_age,
+                "dead_rows": policy.dead_rows, "now": self._time()})
+
+    def delete_retention(self, queue: str) -> bool:
+        with self._write() as conn:
+            return conn.execute(_Q.delete_retention, {"queue": queue}).fetchone() is not None
+
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        params = {"name": name, "holder": holder, "seconds": seconds, "now": self._time()}
+        with self._write() as conn:
+            return conn.execute(_Q.take_lease, params).fetchone() is not None
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        with self._write() as conn:
+            conn.execute(_Q.drop_lease, {"name": name, "holder": holder})
+
+    def prune(self, batch: PruneBatch) -> int:
+        query = _Q.prune.replace("{table}", _PRUNED_TABLES[batch.table])
+        with self._write() as conn:
+            age = batch.older_than
+            return conn.execute(query, {
+                "queue": batch.queue, "skip": json.dumps(list(batch.skip_queues)),
+                "before": None if age is None else self._time() - age,
+                "keep_rows": batch.keep_rows, "batch": batch.limit}).rowcount
+
+    def partition_archive(self) -> bool:
+        """Not on SQLite (capabilities.partitions is false): raises InvalidInput."""
+        raise InvalidInput("a partitioned archive needs PostgreSQL")
+
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        """Nothing to maintain: SQLite's archive is one table."""
+        return [], []
+
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        with self._write() as conn:
+            since = self._time() - retention
+            return conn.execute(_Q.prune_idempotency, {"since": since, "batch": batch}).rowcount
 
     @mapped
     def list_queues(self) -> list[QueueInfo]:

@@ -30,7 +30,8 @@ import pytest
 
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
-    "_harness", "browse", "claim", "corrupt", "enqueue", "operator", "owner", "reap")))
+    "_harness", "browse", "claim", "corrupt", "enqueue", "operator", "owner", "progress",
+    "reap")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
@@ -68,6 +69,7 @@ from claimq.testing.conformance.owner import (  # noqa: E402
     TestSettle,
     TestStart,
 )
+from claimq.testing.conformance.progress import TestProgress  # noqa: E402
 from claimq.testing.conformance.reap import TestReap  # noqa: E402
 
 __all__ = [
@@ -89,6 +91,7 @@ __all__ = [
     "TestHeartbeat",
     "TestIdempotencyKeys",
     "TestOrphaned",
+    "TestProgress",
     "TestPurge",
     "TestQueueSettings",
     "TestReadJobs",

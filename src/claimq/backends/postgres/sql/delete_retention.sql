@@ -1,0 +1,1 @@
+DELETE FROM {schema}.retention WHERE queue = %(queue)s RETURNING queue

@@ -1,0 +1,1 @@
+DELETE FROM {schema}.schedules WHERE name = %(name)s RETURNING name

@@ -1,0 +1,1 @@
+DELETE FROM {schema}.leases WHERE name = %(name)s AND holder = %(holder)s

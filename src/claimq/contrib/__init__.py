@@ -1,0 +1,1 @@
+"""Integrations with frameworks: `claimq.contrib.asgi` (Starlette, FastAPI, any ASGI app)."""
