@@ -64,10 +64,21 @@ def import_app(path: str) -> App:
     return obj
 
 
+def setup_logging(level: int | str, log_format: str = "text") -> None:
+    """The worker's log lines on stderr: `text` (LOG_FORMAT) or `json` (one object a line,
+    claimq.logs.JsonFormatter); either way a handler's own lines carry its job's fields."""
+    from claimq.logs import JobFields, JsonFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(LOG_FORMAT))
+    handler.addFilter(JobFields())
+    logging.basicConfig(level=level, handlers=[handler])
+
+
 def _child_main(
-    app_path: str, url: str | None, options: dict[str, Any], log_level: int
+    app_path: str, url: str | None, options: dict[str, Any], log_level: int, log_format: str
 ) -> None:
-    logging.basicConfig(level=log_level, format=LOG_FORMAT)
+    setup_logging(log_level, log_format)
     from claimq.worker import Worker
 
     try:
@@ -92,14 +103,19 @@ def run_worker(
     poll_interval: float = 1.0,
     grace: float = 30.0,
     app_path: str | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "0.0.0.0",
+    log_format: str = "text",
 ) -> int:
     """Run one worker in this process, or a supervisor of `processes` worker processes that
     restarts any that dies. Returns an exit code: 0 after a graceful stop, 130 when a second
     signal stopped it at once (a single worker exits with 130 itself), 2 when a worker process
-    could not even start (its app or options are wrong)."""
+    could not even start (its app or options are wrong). With `metrics_port`, worker process
+    i (from 0) serves /metrics on metrics_port + i."""
     options: dict[str, Any] = {
         "queues": queues, "concurrency": concurrency, "lease": lease,
-        "poll_interval": poll_interval, "grace": grace,
+        "poll_interval": poll_interval, "grace": grace, "metrics_port": metrics_port,
+        "metrics_host": metrics_host,
     }
     from claimq.worker import Worker
 
@@ -109,10 +125,12 @@ def run_worker(
         return 0
     if app_path is None:
         raise InvalidInput("several processes need the app as module:attribute (app_path)")
-    return _supervise(app_path, app.url, options, processes)
+    return _supervise(app_path, app.url, options, processes, log_format)
 
 
-def _supervise(app_path: str, url: str, options: dict[str, Any], processes: int) -> int:
+def _supervise(
+    app_path: str, url: str, options: dict[str, Any], processes: int, log_format: str
+) -> int:
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
@@ -121,8 +139,12 @@ def _supervise(app_path: str, url: str, options: dict[str, Any], processes: int)
     stopping = threading.Event()
     signals = 0
 
-    def spawn() -> Any:
-        p = ctx.Process(target=_child_main, args=(app_path, url, options, level), daemon=False)
+    def spawn(i: int) -> Any:
+        own = dict(options)
+        if own.get("metrics_port") is not None:
+            own["metrics_port"] += i  # one port per worker process
+        p = ctx.Process(target=_child_main, args=(app_path, url, own, level, log_format),
+                        daemon=False)
         p.start()
         return p
 
@@ -139,7 +161,7 @@ def _supervise(app_path: str, url: str, options: dict[str, Any], processes: int)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    children.extend(spawn() for _ in range(processes))
+    children.extend(spawn(i) for i in range(processes))
     restarts = 0
     code = 0
     while not stopping.is_set():
@@ -156,7 +178,7 @@ def _supervise(app_path: str, url: str, options: dict[str, Any], processes: int)
             log.warning("worker process %s exited with %s; starting another", p.pid,
                         p.exitcode)
             time.sleep(min(0.1 * restarts, 1.0) * random.random())
-            children[i] = spawn()
+            children[i] = spawn(i)
         stopping.wait(0.2)
     for p in children:
         p.join()

@@ -55,6 +55,7 @@ class NewJob(NamedTuple):
     tags: tuple[str, ...]
     timeout: float | None
     retry_json: str | None
+    trace_context: str | None = None  # the enqueuer's W3C traceparent (OpenTelemetry)
 
 
 # Names already found valid: enqueue checks the same few names thousands of times.

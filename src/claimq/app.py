@@ -6,12 +6,12 @@ import asyncio
 import inspect
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _retention, _typed, _validate
+from claimq import _retention, _tracing, _typed, _validate
 from claimq._results import JobHandle, ResultWaiter
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
@@ -24,6 +24,7 @@ from claimq.backends.base import (
     QueueInfo,
     ReapResult,
     RetentionPolicy,
+    WorkerInfo,
 )
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
@@ -32,6 +33,7 @@ from claimq.job import DeadReason, Job, Status
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 from claimq.schedules import Missed, Schedules
 from claimq.schedules import default_name as default_schedule_name
+from claimq.stats import DEFAULT_WINDOW, Stats, build
 from claimq.task import Isolation, Task, default_name, takes_context
 
 DEFAULT_URL = "sqlite:///claimq.db"
@@ -330,6 +332,9 @@ class App:
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
             timeout=timeout, retry=retry,
         )
+        traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
+        if traceparent is not None:
+            job = job._replace(trace_context=traceparent)
         return JobHandle(self.backend.enqueue([job], self.idempotency_retention, conn)[0], self)
 
     def enqueue_many(self, jobs: Iterable[dict[str, Any]], *, conn: Any = None) -> list[int]:
@@ -337,7 +342,10 @@ class App:
         task's name brings its defaults). All or none."""
         _check_batch(jobs)
         items = jobs if isinstance(jobs, Sequence) else list(jobs)
-        specs = map(self._spec, items)
+        specs: Iterator[_validate.NewJob] = map(self._spec, items)
+        traceparent = _tracing.current_traceparent()  # one for the whole batch
+        if traceparent is not None:
+            specs = (s._replace(trace_context=traceparent) for s in specs)
         if not items:
             return []
         # PostgreSQL checks a large batch while COPY stores the chunks before.
@@ -350,6 +358,9 @@ class App:
         conn = options.pop("conn", None)
         if conn is not None and self.backend.is_async_connection(conn):
             job = self._new_job(task, payload=payload, **options)
+            traceparent = _tracing.current_traceparent()
+            if traceparent is not None:
+                job = job._replace(trace_context=traceparent)
             return JobHandle((await self.backend.aenqueue([job], conn))[0], self)
         return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
 
@@ -358,7 +369,8 @@ class App:
     ) -> list[int]:
         _check_batch(jobs)
         if conn is not None and self.backend.is_async_connection(conn):
-            specs = [self._spec(j) for j in jobs]
+            traceparent = _tracing.current_traceparent()
+            specs = [self._spec(j)._replace(trace_context=traceparent) for j in jobs]
             return await self.backend.aenqueue(specs, conn)
         jobs = list(jobs)
         return await asyncio.to_thread(self.enqueue_many, jobs, conn=conn)
@@ -618,6 +630,21 @@ class App:
     def queues(self) -> list[QueueInfo]:
         """Every queue with its settings and live counts."""
         return self.backend.list_queues()
+
+    # -- operating -----------------------------------------------------------------------------
+
+    def stats(self, window: float | timedelta = DEFAULT_WINDOW) -> Stats:
+        """Per queue and per task: live depths (due, scheduled, running, past their lease),
+        the oldest due job's age, dead letters by reason, and over the last `window` seconds
+        (default 5 minutes) completions and failures per minute, wait and run latency
+        percentiles and attempts per job (see claimq.stats). A few indexed queries."""
+        seconds = _validate.seconds(window, "window", allow_zero=False)
+        return build(self.backend.stats(seconds), seconds)
+
+    def workers(self) -> list[WorkerInfo]:
+        """The worker processes in the registry: alive ones, and those gone silent (alive
+        False) until they are pruned."""
+        return self.backend.list_workers()
 
     # -- retention -----------------------------------------------------------------------------
 

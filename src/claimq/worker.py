@@ -26,13 +26,14 @@ from claimq._worker.fetcher import Fetcher, wait_any
 from claimq._worker.heartbeater import Heartbeater
 from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.listener import Listener
+from claimq._worker.presence import Presence
 from claimq._worker.pruner import Pruner
 from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.scheduler import Scheduler
 from claimq._worker.service import Supervisor
 from claimq.app import App
-from claimq.backends.base import Backend, Completion
-from claimq.errors import LeaseLost, WorkerFailed
+from claimq.backends.base import Backend, Completion, WorkerRecord
+from claimq.errors import InvalidInput, LeaseLost, WorkerFailed
 from claimq.job import Job
 
 log = logging.getLogger("claimq.worker")
@@ -163,6 +164,10 @@ class Worker:
         worker_id: str | None = None,
         schedules: bool = True,
         prune: bool = True,
+        presence_interval: float = 5.0,
+        presence_timeout: float | None = None,
+        metrics_port: int | None = None,
+        metrics_host: str = "0.0.0.0",
     ) -> None:
         self.app = app
         self.schedules = bool(_validate.boolean(schedules, "schedules"))  # run the scheduler
@@ -174,6 +179,19 @@ class Worker:
         self.grace = _validate.seconds(grace, "grace")
         self.batch = _validate.integer(batch or self.concurrency, "batch", 1, 10_000)
         self.worker_id = worker_id or default_worker_id()
+        # The registry row: refreshed every presence_interval seconds; a row silent for
+        # presence_timeout seconds (default: 6 intervals, at least 30 s) is marked dead.
+        self.presence_interval = _validate.seconds(
+            presence_interval, "presence_interval", allow_zero=False)
+        self.presence_timeout = max(6 * self.presence_interval, 30.0) \
+            if presence_timeout is None else _validate.seconds(
+                presence_timeout, "presence_timeout", allow_zero=False)
+        # Prometheus /metrics on this port while the worker runs (the `metrics` extra): this
+        # worker's counters and app.stats(); 0 picks a free port (see metrics_address).
+        self.metrics_port = None if metrics_port is None else _validate.integer(
+            metrics_port, "metrics_port", 0, 65535)
+        self.metrics_host = metrics_host
+        self.metrics_address: tuple[str, int] | None = None
         self.counters = Counters()
         self.supervisor: Supervisor | None = None
         self._stop_requests = 0
@@ -222,6 +240,7 @@ class Worker:
         self._loop = loop
         backend = self.app.backend
         backend.check_schema()
+        metrics_server = self._serve_metrics()  # first: a port in use stops the worker here
         on_loop = backend.capabilities.async_settle
         if on_loop:
             await backend.open_async()
@@ -249,6 +268,12 @@ class Worker:
                                   default_lease=DEFAULT_LEASE, abandon=executor.abandon,
                                   cancel=executor.cancel, finished=finished)
         reap_every = max(min(self.lease or DEFAULT_LEASE, 60.0) / 2.0, 0.5)
+        from claimq import __version__
+
+        presence = Presence(backend, db, registry, WorkerRecord(
+            self.worker_id, socket.gethostname(), os.getpid(),
+            None if self.queues is None else tuple(self.queues), self.concurrency, __version__,
+        ), interval=self.presence_interval, finished=finished)
         supervisor = self.supervisor = Supervisor(on_fatal=self._fatal)
         if install_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -257,9 +282,11 @@ class Worker:
             stopping.set()  # stop() arrived before the worker was up
         log.info("worker %s started: queues=%s concurrency=%d", self.worker_id,
                  ",".join(self.queues) if self.queues else "*", self.concurrency,
-                 extra={"event": "worker.started"})
-        for service in (heartbeater, completer, Reaper(backend, db, counters,
-                        interval=reap_every, stopping=stopping),
+                 extra={"event": "worker.started", "worker_id": self.worker_id})
+        reaper = Reaper(backend, db, counters, interval=min(reap_every, self.presence_timeout),
+                        stopping=stopping, workers_dead_after=self.presence_timeout,
+                        workers_forget_after=max(self.presence_timeout * 10, 3600.0))
+        for service in (presence, heartbeater, completer, reaper,
                         Tidier(backend, db, counters, stopping=stopping), fetcher):
             supervisor.start(service)
         if self.schedules:
@@ -279,6 +306,10 @@ class Worker:
         finally:
             finished.set()
             await supervisor.stop(timeout=5.0)
+            await presence.unregister()
+            if metrics_server is not None:
+                metrics_server.shutdown()
+                metrics_server.server_close()
             executor.shutdown()
             db.close()
             if on_loop:
@@ -288,11 +319,30 @@ class Worker:
                     loop.remove_signal_handler(sig)
         counters.values["loop_restarts"] = sum(supervisor.restarts.values())
         log.info("worker %s stopped: %s", self.worker_id, counters.values,
-                 extra={"event": "worker.stopped"})
+                 extra={"event": "worker.stopped", "worker_id": self.worker_id})
         if self._failure is not None:
             raise WorkerFailed(f"worker {self.worker_id} stopped: {self._failure!r}"
                                ) from self._failure
         return dict(counters.values)
+
+    def _serve_metrics(self) -> Any:
+        """Starts the /metrics server (a thread of its own) when metrics_port is set."""
+        if self.metrics_port is None:
+            return None
+        from prometheus_client import start_wsgi_server
+
+        from claimq.metrics import registry  # first: says which extra is missing
+
+        try:
+            server, _ = start_wsgi_server(self.metrics_port, self.metrics_host,
+                                          registry=registry(self.app, worker=self))
+        except OSError as exc:
+            raise InvalidInput(f"cannot serve metrics on {self.metrics_host}:"
+                               f"{self.metrics_port}: {exc}") from None
+        self.metrics_address = (self.metrics_host, server.server_port)
+        log.info("worker %s: metrics on http://%s:%d/metrics", self.worker_id, self.metrics_host,
+                 server.server_port, extra={"event": "worker.metrics"})
+        return server
 
     async def _drain(self, registry: Registry, executor: Executor) -> None:
         """Graceful shutdown after the fetcher stopped: hand back what has not started, give

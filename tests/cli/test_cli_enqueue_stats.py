@@ -65,15 +65,21 @@ def test_stats(cli: Cli, app: App) -> None:
     app.configure_queue("emails", max_workers=4)
 
     as_json, human = cli.many(["stats", "--json"], ["stats"])
-    data = {q["name"]: q for q in as_json.json()}
+    found = as_json.json()
+    assert found["window"] == 300
+    data = {q["name"]: q for q in found["queues"]}
     assert set(data) == {"emails", "reports"}
     emails, reports = data["emails"], data["reports"]
     assert (emails["pending"], emails["scheduled"], emails["max_workers"]) == (3, 1, 4)
     assert emails["paused"] is False and emails["active"] is True
-    assert emails["oldest_ready_age"] >= 0 and emails["dead"] == 0 and emails["archived"] == 0
+    assert emails["oldest_due_age"] >= 0 and emails["dead_by_reason"] == {}
+    assert emails["wait"] == {"count": 0, "p50": None, "p95": None, "p99": None}
     assert reports["paused"] is True and reports["pending"] == 1
+    tasks = {t["name"]: t for t in found["tasks"]}
+    assert tasks["send"]["pending"] == 3 and tasks["report"]["pending"] == 1
 
-    for word in ("emails", "reports", "paused", "active", "pending", "oldest ready", "unlimited"):
+    for word in ("emails", "reports", "paused", "active", "pending", "oldest due", "unlimited",
+                 "tasks", "send", "wait p50/95/99"):
         assert word in human.ok().out
 
     watch = cli.popen("stats", "--watch", "--interval", "0.2", "--json")

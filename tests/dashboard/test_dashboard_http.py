@@ -273,9 +273,25 @@ def test_metrics_and_workers_come_from_the_app_when_it_has_them(db_url: str) -> 
     plain, observed = App(db_url), Observed(db_url)
     plain.migrate()
     try:
+        plain.configure_queue("q")
         with TestClient(create_app(plain, read_token=READ)) as c:
-            assert c.get("/metrics", headers=bearer(READ)).status_code == 404
+            # claimq.metrics (the metrics extra, in dev): app.stats() as Prometheus text
+            from prometheus_client.parser import text_string_to_metric_families
+
+            scraped = c.get("/metrics", headers=bearer(READ))
+            assert scraped.status_code == 200
+            samples = {(s.name, tuple(s.labels.items())): s.value
+                       for f in text_string_to_metric_families(scraped.text) for s in f.samples}
+            assert samples[("claimq_stats_up", ())] == 1
+            assert samples[("claimq_queue_pending", (("queue", "q"),))] == 0
             assert c.get("/api/overview", headers=bearer(READ)).json()["workers"] == []
+            # the worker registry (app.workers()), as a real worker writes it
+            from claimq.backends.base import WorkerRecord
+
+            plain.backend.register_worker(WorkerRecord("h:1:a", "h", 1, ("q",), 4, "9"))
+            (row,) = c.get("/api/overview", headers=bearer(READ)).json()["workers"]
+            assert (row["id"], row["host"], row["queues"], row["alive"]) == (
+                "h:1:a", "h", ["q"], True)
         with TestClient(create_app(observed, read_token=READ)) as c:
             assert c.get("/metrics", headers=bearer(READ)).text == "claimq_up 1\n"
             assert c.get("/api/overview", headers=bearer(READ)).json()["workers"] == [

@@ -130,6 +130,12 @@ def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path
                 return not reader.list_jobs("live") and len(
                     reader.list_jobs("archive")) + len(reader.list_jobs("dead")) == 8
             wait_until(drained, 60, "the worker role to run every job")
+            # the worker role keeps its registry row; the reader reads it and the stats
+            (row,) = wait_until(reader.workers, 30, "the worker's registry row")
+            assert row.alive and row.queues == ("roles",) and row.concurrency == 4
+            roles_stats = reader.stats().queue("roles")
+            assert roles_stats is not None and roles_stats.dead_by_reason == {
+                "permanent_error": 1}
         finally:
             os.killpg(worker.pid, signal.SIGTERM)
             worker.wait(30)

@@ -20,6 +20,7 @@ from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.service import Service
 from claimq.backends.base import Backend, Completion, Failure, Settled
 from claimq.job import Job
+from claimq.logs import event
 
 log = logging.getLogger("claimq.worker")
 MAX_BATCH = 500
@@ -128,10 +129,10 @@ class Completer(Service):
             self._writes -= 1  # before the slots are freed below: the fetcher may claim again
             self.registry.forget_all([o.flight for o in batch])
         if settled is not None:
-            if settled.completed and log.isEnabledFor(logging.DEBUG):
-                for job_id in sorted(settled.completed):
-                    log.debug("job.succeeded: job %s", job_id,
-                              extra={"event": "job.succeeded", "job_id": job_id})
+            failed = settled.failed
+            if failed.retried or failed.dead or (settled.completed
+                                                 and log.isEnabledFor(logging.DEBUG)):
+                _log_outcomes(batch, settled)
             self.counters.completed(len(settled.completed))
             self.counters.add("retried", len(settled.failed.retried))
             self.counters.add("dead", len(settled.failed.dead))
@@ -189,8 +190,7 @@ class Completer(Service):
             self.counters.add("lease_lost")
             kind = "completion" if o.completion is not None else "failure"
             log.warning("lease.lost: job %s: %s matched no row: lease lost, outcome dropped",
-                        o.flight.job.id, kind,
-                        extra={"event": "lease.lost", "job_id": o.flight.job.id})
+                        o.flight.job.id, kind, extra=event("lease.lost", o.flight))
         return settled
 
     async def _landed_earlier(self, o: Outcome) -> str | None:
@@ -219,3 +219,22 @@ class Completer(Service):
                 # The job may have moved on since (retried, re-run, even finished).
                 return "dead" if job.status == "dead" and same(job.errors[-1]) else "retried"
         return None
+
+
+def _log_outcomes(batch: list[Outcome], settled: Settled) -> None:
+    """job.succeeded (debug), job.retried and job.dead lines of one written batch."""
+    debug = log.isEnabledFor(logging.DEBUG)
+    for o in batch:
+        job = o.flight.job
+        if o.completion is not None:
+            if debug and job.id in settled.completed:
+                log.debug("job.succeeded: job %s (%s) attempt %s", job.id, job.task,
+                          o.flight.attempt, extra=event("job.succeeded", o.flight))
+        elif job.id in settled.failed.dead:
+            log.warning("job.dead: job %s (%s) attempt %s: to dead letters (%s)", job.id,
+                        job.task, o.flight.attempt, o.failure.reason if o.failure else "",
+                        extra=event("job.dead", o.flight))
+        elif job.id in settled.failed.retried:
+            log.info("job.retried: job %s (%s) attempt %s: retried in %.1fs", job.id, job.task,
+                     o.flight.attempt, o.failure.delay if o.failure else 0.0,
+                     extra=event("job.retried", o.flight))

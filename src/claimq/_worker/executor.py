@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from claimq import _validate
+from claimq import _tracing, _validate
 from claimq._json import loads
 from claimq._worker.completer import Completer, Outcome
 from claimq._worker.dbcall import DB
@@ -43,6 +43,7 @@ from claimq._worker.threads import Threads
 from claimq.backends.base import Backend, Completion, Owned
 from claimq.errors import InvalidInput, LeaseLost, Permanent
 from claimq.job import CorruptRow, Job
+from claimq.logs import current_job, event
 
 if TYPE_CHECKING:
     from claimq.app import App
@@ -140,17 +141,35 @@ class Executor:
             await self.release([f for f, _ in flights])
             return
         loop = asyncio.get_running_loop()
+        # OpenTelemetry: only while a tracer provider is set (one check per batch otherwise)
+        traces = await self._trace_contexts(flights) if _tracing.enabled() else None
         for flight, earlier in flights:
             flight.running = True
             # a Task of its own, in a copy of the worker's context (contextvars a handler sets
             # stay with its job)
-            flight.task = loop.create_task(self._run(flight, earlier))
+            flight.task = loop.create_task(
+                self._run(flight, earlier) if traces is None
+                else self._traced(flight, earlier, traces.get(flight.job.id)))
         self.counters.add("started", len(flights))
         if log.isEnabledFor(logging.DEBUG):  # per-job lines only when asked for
             for flight, _ in flights:
                 log.debug("job.started: job %s (%s) attempt %s", flight.job.id, flight.job.task,
-                          flight.attempt, extra={"event": "job.started",
-                                                 "job_id": flight.job.id})
+                          flight.attempt, extra=event("job.started", flight))
+
+    async def _trace_contexts(self, flights: list[tuple[InFlight, Any]]) -> dict[int, str]:
+        """The stored trace contexts of a claimed batch (one statement); tracing never holds a
+        job up: an error leaves the spans without a parent."""
+        try:
+            return await self.db.call(self.backend.trace_contexts, [f.job.id for f, _ in flights])
+        except Exception as exc:  # noqa: BLE001
+            log.debug("reading trace contexts failed: %r", exc)
+            return {}
+
+    async def _traced(self, flight: InFlight, earlier: InFlight | None,
+                      traceparent: str | None) -> None:
+        """_run inside the attempt's span, a child of the enqueuer's."""
+        with _tracing.attempt_span(flight, traceparent) as span:
+            await self._run(flight, earlier, span)
 
     def abandon(self, flight: InFlight, why: str, *, cancel: bool = True) -> None:
         """Gives a claim up without reporting anything: someone else owns the job now (or
@@ -160,7 +179,7 @@ class Executor:
         flight.lost = True
         self.counters.add("lease_lost")
         log.warning("lease.lost: job %s abandoned: %s", flight.job.id, why,
-                    extra={"event": "lease.lost", "job_id": flight.job.id})
+                    extra=event("lease.lost", flight))
         if not cancel:
             return
         if flight.task is not None and not flight.task.done():
@@ -201,7 +220,10 @@ class Executor:
 
     # -- running -------------------------------------------------------------------------------
 
-    async def _run(self, flight: InFlight, earlier: InFlight | None) -> None:
+    async def _run(self, flight: InFlight, earlier: InFlight | None, span: Any = None) -> None:
+        # This job's Task's own context: its handler's log lines carry its fields. The Job, not
+        # the claim: the claim holds the Task, which holds this context (a cycle for the GC).
+        current_job.set(flight.job)
         try:
             if earlier is not None and earlier.task is not None and not earlier.task.done():
                 # Never two attempts of one job at once here: the earlier one's thread runs on.
@@ -229,8 +251,10 @@ class Executor:
                 log.warning("job %s finished after its lease was lost; outcome dropped",
                             flight.job.id)
             self.registry.forget(flight)
-            return
-        self.completer.submit(outcome)
+        else:
+            self.completer.submit(outcome)
+        if span is not None:
+            _tracing.set_outcome(span, *_outcome(flight, outcome))
 
     async def _attempt(self, flight: InFlight, hooks: Hooks | None) -> Outcome | None:
         job = flight.job
@@ -285,7 +309,7 @@ class Executor:
                 flight.lost = True
                 self.counters.add("lease_lost")
             log.warning("lease.lost: job %s: %s matched no row: outcome dropped", job.id,
-                        exc.operation, extra={"event": "lease.lost", "job_id": job.id})
+                        exc.operation, extra=event("lease.lost", flight))
             return None
         except asyncio.CancelledError:
             if flight.lost or not (flight.timed_out or flight.cancel_requested):
@@ -403,9 +427,20 @@ class Executor:
             log.warning("job %s: %s", flight.job.id, exc)
         else:
             log.info("job.failed: job %s (%s) attempt %s: %s", flight.job.id, flight.job.task,
-                     flight.attempt, describe(exc),
-                     extra={"event": "job.failed", "job_id": flight.job.id})
+                     flight.attempt, describe(exc), extra=event("job.failed", flight))
         return Outcome(flight, failure=failure, error=exc)
+
+
+def _outcome(flight: InFlight, outcome: Outcome | None) -> tuple[str, str | None]:
+    """The attempt's outcome for its span: (label, error message or None)."""
+    if outcome is None or flight.lost:
+        # nothing to report: completed in the handler's own transaction, or given up
+        return ("succeeded" if flight.completed_by_handler and not flight.lost else "lost"), None
+    failure = outcome.failure
+    if failure is None:
+        return "succeeded", None
+    dead = failure.permanent or flight.attempt >= flight.job.max_attempts
+    return ("dead" if dead else "retried"), str(failure.error.get("message") or failure.reason)
 
 
 def _newer(a: Job, b: Job) -> bool:

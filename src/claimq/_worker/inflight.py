@@ -4,6 +4,7 @@ and the slots they take."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ from typing import Any
 from claimq.backends.base import Owned
 from claimq.job import Job
 
+# Upper bounds (seconds) of the claim round-trip histogram's buckets (the metrics' `le`).
+CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 GIVEN_UP_KEPT = 1000  # given-up claims remembered before the old ones are pruned
 GIVEN_UP_FOR = 600.0  # seconds: far longer than any lease
 
@@ -51,6 +54,25 @@ class Counters:
 
     values: dict[str, int] = field(default_factory=dict)
     last_completed_at: float = 0.0  # monotonic: when the latest completion was written
+    # Round trips that claimed, by bucket of CLAIM_BUCKETS (the last: beyond them), and their sum.
+    claim_seconds: list[int] = field(default_factory=lambda: [0] * (len(CLAIM_BUCKETS) + 1))
+    claim_seconds_sum: float = 0.0
+
+    def claimed(self, jobs: int, seconds: float) -> None:
+        """One round trip that claimed (per batch, not per job)."""
+        self.claim_seconds[bisect.bisect_left(CLAIM_BUCKETS, seconds)] += 1
+        self.claim_seconds_sum += seconds
+        if jobs:
+            self.add("claimed", jobs)
+
+    def claim_histogram(self) -> tuple[list[tuple[str, float]], float]:
+        """Cumulative (le, count) buckets, +Inf last, and the sum: the metrics' histogram."""
+        buckets, total = [], 0
+        for bound, count in zip((*map(repr, CLAIM_BUCKETS), "+Inf"), self.claim_seconds,
+                                strict=True):
+            total += count
+            buckets.append((bound, float(total)))
+        return buckets, self.claim_seconds_sum
 
     def completed(self, n: int = 1) -> None:
         if n:  # stamped first: whoever sees the new count sees its time

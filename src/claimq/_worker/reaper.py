@@ -23,22 +23,31 @@ class Reaper(Service):
     name = "reaper"
 
     def __init__(self, backend: Backend, db: DB, counters: Counters, *, interval: float,
-                 stopping: asyncio.Event) -> None:
+                 stopping: asyncio.Event, workers_dead_after: float = 30.0,
+                 workers_forget_after: float = 3600.0) -> None:
         self.backend = backend
         self.db = db
         self.counters = counters
         self.interval = interval
         self.stopping = stopping
+        self.workers_dead_after = workers_dead_after  # registry rows silent this long: dead
+        self.workers_forget_after = workers_forget_after  # and this long: deleted
 
     async def run(self) -> None:
         while not self.stopping.is_set():
             await asyncio.sleep(self.interval * (0.5 + random.random()))
             try:
                 result = await self.db.call(self.backend.reap, REAP_BATCH)
+                marked, _ = await self.db.call(self.backend.prune_workers,
+                                               self.workers_dead_after, self.workers_forget_after)
             except Exception as exc:
                 if not is_transient(exc):
                     raise
                 continue  # the database is away: the heartbeater says so
+            if marked:
+                log.warning("worker.dead: %d worker(s) silent for over %.1fs marked dead in the "
+                            "registry", marked, self.workers_dead_after,
+                            extra={"event": "worker.dead"})
             if result.requeued or result.dead:
                 self.counters.add("reaped", len(result.requeued) + len(result.dead))
                 log.info("reaper: %d expired lease(s) back to pending, %d to dead letters",

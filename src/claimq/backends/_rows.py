@@ -99,3 +99,20 @@ def json_columns(
 def _shown(value: Any) -> str:
     text = value.text if isinstance(value, Undecodable) else json.dumps(value, default=str)
     return repr(text[:200])
+
+
+def percentiles(values: list[float]) -> tuple[float, float, float] | None:
+    """p50, p95 and p99 of `values` (sorted here), interpolated between the two nearest ranks as
+    PostgreSQL's percentile_cont does; None for no values."""
+    if not values:
+        return None
+    values.sort()
+    last = len(values) - 1
+
+    def at(fraction: float) -> float:
+        position = fraction * last
+        low = int(position)
+        high = min(low + 1, last)
+        return values[low] + (values[high] - values[low]) * (position - low)
+
+    return at(0.5), at(0.95), at(0.99)

@@ -114,6 +114,96 @@ class QueueInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """One worker process in the registry (`app.workers()`). `alive` is false once the row
+    went silent for longer than the dead threshold (the worker was killed or cut off); such a
+    row is pruned later. `silent_for`: seconds since the worker last refreshed its row."""
+
+    id: str
+    host: str
+    pid: int
+    queues: tuple[str, ...] | None  # None: every queue
+    concurrency: int
+    version: str
+    started_at: datetime
+    last_seen_at: datetime
+    in_flight: int
+    alive: bool
+    dead_at: datetime | None
+    silent_for: float
+
+
+class WorkerRecord(NamedTuple):
+    """What a worker writes about itself when it registers."""
+
+    id: str
+    host: str
+    pid: int
+    queues: tuple[str, ...] | None
+    concurrency: int
+    version: str
+    in_flight: int = 0
+
+
+class LiveRow(NamedTuple):
+    queue: str
+    task: str
+    pending: int  # due now
+    scheduled: int  # due later
+    running: int  # fetched or processing
+    past_lease: int  # running with their lease run out
+    oldest_due_age: float | None  # seconds the oldest due job has waited
+
+
+class DeadRow(NamedTuple):
+    queue: str
+    task: str
+    reason: str
+    jobs: int
+
+
+class RecentRow(NamedTuple):
+    """Jobs of one queue and task that finished within the stats window."""
+
+    queue: str
+    task: str
+    completed: int  # to the archive
+    failed: int  # to dead letters (cancelled ones not counted)
+    finished: int  # both, cancelled included
+    attempts: int  # summed over `finished`
+
+
+class LatencyRow(NamedTuple):
+    """Percentiles (p50, p95, p99; seconds) of the jobs completed within the window, for one
+    queue (kind "queue") or one task (kind "task"): `wait` from due to start, `run` from start
+    to finish."""
+
+    kind: Literal["queue", "task"]
+    name: str
+    jobs: int
+    wait: tuple[float, float, float] | None
+    run: tuple[float, float, float] | None
+
+
+class QueueSettings(NamedTuple):
+    name: str
+    paused: bool
+    active: bool
+    max_workers: int | None
+
+
+class StatsRows(NamedTuple):
+    """What backend.stats() reads, in a few indexed queries; App.stats() shapes it."""
+
+    now: datetime
+    queues: list[QueueSettings]
+    live: list[LiveRow]
+    dead: list[DeadRow]
+    recent: list[RecentRow]
+    latency: list[LatencyRow]
+
+
+@dataclass(frozen=True, slots=True)
 class JobFilter:
     """Which jobs find_jobs() returns: every field that is not None must match. `status` is a
     live job's status, or a dead letter's reason; `tag` one of the job's tags; `text` a
@@ -432,6 +522,32 @@ class Backend(Protocol):
     ) -> QueueInfo: ...
     def list_queues(self) -> list[QueueInfo]: ...
     def now(self) -> datetime: ...
+
+    # -- operating: the worker registry, stats, trace contexts ----------------------------------
+
+    def register_worker(self, worker: WorkerRecord) -> None:
+        """Writes the worker's row (started and last seen: now); an existing row of that id is
+        refreshed and counts as alive again."""
+        ...
+    def worker_seen(self, worker_id: str, in_flight: int) -> bool:
+        """Refreshes the worker's row (last seen: now; alive again if marked dead); False when
+        it has no row (pruned while the worker was away: it registers again)."""
+        ...
+    def unregister_worker(self, worker_id: str) -> bool:
+        """Deletes the worker's row (a clean stop); whether there was one."""
+        ...
+    def list_workers(self) -> list[WorkerInfo]: ...
+    def prune_workers(self, dead_after: float, forget_after: float) -> tuple[int, int]:
+        """Marks dead the rows silent for more than `dead_after` seconds and deletes those
+        silent for more than `forget_after`; returns (marked, deleted)."""
+        ...
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        """The enqueuers' trace contexts (W3C traceparent) of these live jobs, where stored."""
+        ...
+    def stats(self, window: float) -> StatsRows:
+        """Live counts, dead letters by reason, and what finished in the last `window` seconds
+        (counts, attempts, latency percentiles), grouped by queue and task."""
+        ...
 
     # -- schedules -----------------------------------------------------------------------------
     def list_schedules(self, name: str | None = None) -> list[ScheduleRow]: ...

@@ -9,11 +9,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import logging
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,12 +24,13 @@ import click
 from click.core import ParameterSource
 
 from claimq import __version__, _validate
-from claimq._processes import LOG_FORMAT, import_app, run_worker
+from claimq._processes import import_app, run_worker, setup_logging
 from claimq.app import DEFAULT_URL, App
 from claimq.backends import redact as _redact
 from claimq.backends.base import Progress, QueueInfo
 from claimq.errors import ClaimqError, InvalidInput
 from claimq.job import DeadReason, Job, Status
+from claimq.stats import QueueStats
 
 if TYPE_CHECKING:  # rich is imported only for human output: --json and errors skip it
     from rich.console import Console, RenderableType
@@ -368,7 +367,7 @@ def _cell(value: Any) -> Text:
     return Text("-" if value is None or value == "" else str(value))
 
 
-def _queue_state(q: QueueInfo) -> Text:
+def _queue_state(q: QueueInfo | QueueStats) -> Text:
     from rich.text import Text
 
     if not q.active:
@@ -376,32 +375,6 @@ def _queue_state(q: QueueInfo) -> Text:
     if q.paused:
         return Text("paused", style="yellow")
     return Text("active", style="green")
-
-
-def _stats_table(queues: Sequence[QueueInfo]) -> Table:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=f"claimq queues at {_when(datetime.now(UTC))} UTC", title_justify="left")
-    for header in ("queue", "state"):
-        table.add_column(header)
-    for header in (
-        "pending", "scheduled", "fetched", "processing", "expired", "oldest ready",
-        "archived", "dead", "max workers",
-    ):
-        table.add_column(header, justify="right")
-    for q in queues:
-        table.add_row(
-            _cell(q.name), _queue_state(q), _cell(q.pending), _cell(q.scheduled),
-            _cell(q.fetched), _cell(q.processing),
-            Text(str(q.expired), style="red" if q.expired else ""),
-            _cell(_age(q.oldest_ready_age)), _cell(q.archived),
-            Text(str(q.dead), style="red" if q.dead else ""),
-            _cell(q.max_workers if q.max_workers is not None else "unlimited"),
-        )
-    if not queues:
-        table.caption = "no queues yet: a queue appears with its first job"
-    return table
 
 
 def _queues_table(queues: Sequence[QueueInfo]) -> Table:
@@ -682,6 +655,19 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
     "--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="info",
     show_default=True, help="Log level of the worker's lines on stderr (start, stop, failures).",
 )
+@click.option(
+    "--log-format", type=click.Choice(("text", "json")), default="text", show_default=True,
+    help="json: one JSON object per line, with event names and job fields.",
+)
+@click.option(
+    "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+    help="Serve Prometheus /metrics on PORT (process i of --processes on PORT+i); needs "
+    "claimq[metrics].",
+)
+@click.option(
+    "--metrics-host", default="0.0.0.0", show_default=True, metavar="ADDR",
+    help="Address the /metrics server binds to.",
+)
 @click.pass_context
 def worker(
     ctx: click.Context,
@@ -693,6 +679,9 @@ def worker(
     poll_interval: float,
     grace: float,
     log_level: str,
+    log_format: str,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
     mypackage.jobs:registry.app for an attribute of an attribute).
@@ -709,10 +698,16 @@ def worker(
         _check_database(app, migrated=True)
     finally:
         app.close()  # the worker opens its own connections (possibly in other processes)
-    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
+    if metrics_port is not None:
+        try:
+            import claimq.metrics  # noqa: F401 - says which extra is missing, before starting
+        except ClaimqError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
+    setup_logging(log_level.upper(), log_format)
     code = run_worker(
         app, queues=queues, concurrency=concurrency, processes=processes, lease=lease,
-        poll_interval=poll_interval, grace=grace, app_path=app_path,
+        poll_interval=poll_interval, grace=grace, app_path=app_path, metrics_port=metrics_port,
+        metrics_host=metrics_host, log_format=log_format,
     )
     ctx.exit(int(code or 0))
 
@@ -826,53 +821,6 @@ def _progress_bar(description: str, total: int) -> Iterator[Callable[[int], None
     with progress:
         bar = progress.add_task(description, total=total)
         yield lambda completed: progress.update(bar, completed=completed)
-
-
-# -- stats -------------------------------------------------------------------------------------
-
-
-@main.command()
-@click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
-@click.option(
-    "--interval", type=Seconds(allow_zero=False), default=2.0, show_default=True,
-    metavar="SECONDS", help="Refresh interval of --watch.",
-)
-@json_option
-def stats(watch: bool, interval: float, as_json: bool) -> None:
-    """Per-queue depths: pending, scheduled, running, expired leases, archive and dead letters.
-
-    With --watch --json, prints one JSON line per refresh.
-    """
-    app = _open()
-    if not watch:
-        queues = app.queues()
-        if as_json:
-            _emit_json(queues)
-        else:
-            _print(_stats_table(queues))
-        return
-    try:
-        if as_json:
-            while True:
-                _emit_json(
-                    {"at": datetime.now(UTC), "queues": app.queues()}, compact=True
-                )
-                sys.stdout.flush()
-                time.sleep(interval)
-        console = _console()
-        if console.is_terminal:
-            from rich.live import Live
-
-            with Live(_stats_table(app.queues()), console=console, auto_refresh=False) as live:
-                while True:
-                    time.sleep(interval)
-                    live.update(_stats_table(app.queues()), refresh=True)
-        while True:
-            _print(_stats_table(app.queues()))
-            sys.stdout.flush()
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        return
 
 
 # -- queues ------------------------------------------------------------------------------------
@@ -1295,3 +1243,4 @@ from claimq.cli import dashboard as _dashboard  # noqa: E402, F401
 from claimq.cli import grant as _grant  # noqa: E402, F401
 from claimq.cli import retention as _retention  # noqa: E402,F401
 from claimq.cli import schedules as _schedules  # noqa: E402,F401
+from claimq.cli import stats, workers  # noqa: E402, F401 - `claimq stats`, `claimq workers`

@@ -60,9 +60,16 @@ def workers(app: App) -> list[dict[str, Any]]:
 
 
 def metrics_text(app: App) -> str | None:
-    """Prometheus text exposition, where this claimq renders one (`app.metrics_text()`)."""
+    """Prometheus text exposition: the App's own `metrics_text()` where it has one, else
+    claimq.metrics' (app.stats() at each scrape); None without the metrics extra."""
     render: Callable[[], str] | None = getattr(app, "metrics_text", None)
-    return render() if callable(render) else None
+    if callable(render):
+        return render()
+    try:
+        from claimq.metrics import metrics_text as stats_text
+    except ClaimqError:  # prometheus-client is not installed
+        return None
+    return stats_text(app).decode()
 
 
 def overview(app: App) -> dict[str, Any]:

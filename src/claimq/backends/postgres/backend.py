@@ -26,24 +26,32 @@ from claimq.backends.base import (
     Capabilities,
     ClaimRequest,
     Completion,
+    DeadRow,
     FailResult,
     Failure,
     HeartbeatResult,
     JobFilter,
+    LatencyRow,
     Listener,
+    LiveRow,
     Notice,
     Owned,
     Planner,
     Progress,
     PruneBatch,
     QueueInfo,
+    QueueSettings,
     ReapResult,
+    RecentRow,
     RetentionPolicy,
     RoleKind,
     ScheduleRow,
     Settled,
     Started,
+    StatsRows,
     Table,
+    WorkerInfo,
+    WorkerRecord,
 )
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import (
@@ -181,6 +189,10 @@ def _row_to_job(row: dict[str, Any]) -> Job:
     )
 
 
+def _three(values: Sequence[float] | None) -> tuple[float, float, float] | None:
+    return None if not values else (float(values[0]), float(values[1]), float(values[2]))
+
+
 def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
     return ScheduleRow(
         name=r["name"], task=r["task"], payload_json=r["payload_json"], queue=r["queue"],
@@ -278,7 +290,8 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
     shapes: dict[tuple[Any, ...], tuple[str, str, str]] = {}
     lines = []
     for job_id, j in zip(ids, jobs, strict=True):
-        shape = (j.queue, j.task, j.tags, j.priority, j.max_attempts, j.timeout, j.retry_json)
+        shape = (j.queue, j.task, j.tags, j.priority, j.max_attempts, j.timeout, j.retry_json,
+                 j.trace_context)
         parts = shapes.get(shape)
         if parts is None:
             parts = shapes[shape] = _copy_shape(j)
@@ -299,7 +312,8 @@ def _copy_shape(j: NewJob) -> tuple[str, str, str]:
     return (
         f"{_copy_field(j.queue)}\t{_copy_field(j.task)}",
         f"{_copy_field(_array_literal(j.tags))}\t{j.priority}\t{j.max_attempts}",
-        ("\\N" if j.timeout is None else repr(j.timeout)) + "\t" + _copy_field(j.retry_json),
+        ("\\N" if j.timeout is None else repr(j.timeout)) + "\t" + _copy_field(j.retry_json)
+        + "\t" + _copy_field(j.trace_context),
     )
 
 
@@ -624,6 +638,7 @@ class PostgresBackend:
             "delay": _numbers(j.delay for j in jobs),
             "timeout_seconds": _numbers(j.timeout for j in jobs),
             "retry": _texts(j.retry_json for j in jobs),
+            "trace_context": _texts(j.trace_context for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
@@ -689,6 +704,7 @@ class PostgresBackend:
             "delay": job.delay,
             "timeout_seconds": job.timeout,
             "retry": job.retry_json,
+            "trace_context": job.trace_context,
             "retention": retention,
             "now": self._now(),
         }
@@ -1117,6 +1133,74 @@ class PostgresBackend:
             )
             for r in rows
         ]
+
+    # -- operating -----------------------------------------------------------------------------
+
+    def register_worker(self, worker: WorkerRecord) -> None:
+        params = {**worker._asdict(), "now": self._now(),
+                  "queues": None if worker.queues is None else list(worker.queues)}
+        with self._conn() as conn:
+            conn.execute(self._q.register_worker, params)
+
+    def worker_seen(self, worker_id: str, in_flight: int) -> bool:
+        params = {"id": worker_id, "in_flight": in_flight, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(self._q.worker_seen, params).fetchone() is not None
+
+    def unregister_worker(self, worker_id: str) -> bool:
+        with self._conn() as conn:
+            return conn.execute(self._q.unregister_worker, {"id": worker_id}).fetchone() is not None
+
+    def list_workers(self) -> list[WorkerInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_workers, {"now": self._now()}).fetchall()
+        return [
+            WorkerInfo(
+                id=r["id"], host=r["host"], pid=r["pid"],
+                queues=None if r["queues"] is None else tuple(r["queues"]),
+                concurrency=r["concurrency"], version=r["version"], started_at=r["started_at"],
+                last_seen_at=r["last_seen_at"], in_flight=r["in_flight"],
+                alive=r["dead_at"] is None, dead_at=r["dead_at"],
+                silent_for=max(float(r["silent_for"]), 0.0),
+            )
+            for r in rows
+        ]
+
+    def prune_workers(self, dead_after: float, forget_after: float) -> tuple[int, int]:
+        params = {"dead_after": dead_after, "forget_after": forget_after, "now": self._now()}
+        with self._conn() as conn:
+            row = conn.execute(self._q.prune_workers, params).fetchone()
+        return (int(row["marked"]), int(row["deleted"])) if row else (0, 0)
+
+    def stats(self, window: float) -> StatsRows:
+        with self._conn() as conn:
+            # One time for every part: the statements' `now` (the server's).
+            now_row = conn.execute(self._q.stats_now, {"now": self._now()}).fetchone()
+            assert now_row is not None
+            params = {"now": now_row["now"], "window": window}
+            queues = [QueueSettings(r["name"], r["paused"], r["active"], r["max_workers"])
+                      for r in conn.execute(self._q.stats_queues)]
+            live = [LiveRow(r["queue"], r["task"], r["pending"], r["scheduled"], r["running"],
+                            r["past_lease"],
+                            None if r["oldest_due_age"] is None else float(r["oldest_due_age"]))
+                    for r in conn.execute(self._q.stats_live, params)]
+            dead = [DeadRow(r["queue"], r["task"], r["reason"], r["count"])
+                    for r in conn.execute(self._q.stats_dead)]
+            recent = [RecentRow(r["queue"], r["task"], r["completed"], r["failed"],
+                                r["finished"], r["attempts"])
+                      for r in conn.execute(self._q.stats_recent, params)]
+            latency = [
+                LatencyRow("task" if r["queue"] is None else "queue",
+                           r["task"] if r["queue"] is None else r["queue"], r["count"],
+                           _three(r["wait"]), _three(r["run"]))
+                for r in conn.execute(self._q.stats_latency, params)
+            ]
+        return StatsRows(now_row["now"], queues, live, dead, recent, latency)
+
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.trace_contexts, {"ids": _numbers(ids)}).fetchall()
+        return {r["id"]: r["trace_context"] for r in rows}
 
     # -- notifications -------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._rows import Undecodable, json_columns, loads_exact
+from claimq.backends._rows import Undecodable, json_columns, loads_exact, percentiles
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -24,23 +24,31 @@ from claimq.backends.base import (
     Capabilities,
     ClaimRequest,
     Completion,
+    DeadRow,
     FailResult,
     Failure,
     HeartbeatResult,
     JobFilter,
+    LatencyRow,
     Listener,
+    LiveRow,
     Owned,
     Planner,
     Progress,
     PruneBatch,
     QueueInfo,
+    QueueSettings,
     ReapResult,
+    RecentRow,
     RetentionPolicy,
     RoleKind,
     ScheduleRow,
     Settled,
     Started,
+    StatsRows,
     Table,
+    WorkerInfo,
+    WorkerRecord,
 )
 from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
@@ -396,6 +404,7 @@ class SQLiteBackend:
                     "now": now,
                     "timeout_seconds": job.timeout,
                     "retry": job.retry_json,
+                    "trace_context": job.trace_context,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -875,6 +884,78 @@ class SQLiteBackend:
             )
             for r in rows
         ]
+
+    # -- operating -----------------------------------------------------------------------------
+
+    def register_worker(self, worker: WorkerRecord) -> None:
+        params = {**worker._asdict(), "now": self._time(),
+                  "queues": None if worker.queues is None else json.dumps(list(worker.queues))}
+        with self._write() as conn:
+            conn.execute(_Q.register_worker, params)
+
+    def worker_seen(self, worker_id: str, in_flight: int) -> bool:
+        with self._write() as conn:
+            params = {"id": worker_id, "in_flight": in_flight, "now": self._time()}
+            return conn.execute(_Q.worker_seen, params).fetchone() is not None
+
+    def unregister_worker(self, worker_id: str) -> bool:
+        with self._write() as conn:
+            return conn.execute(_Q.unregister_worker, {"id": worker_id}).fetchone() is not None
+
+    @mapped
+    def list_workers(self) -> list[WorkerInfo]:
+        rows = self._conn().execute(_Q.list_workers, {"now": self._time()}).fetchall()
+        return [
+            WorkerInfo(
+                id=r["id"], host=r["host"], pid=r["pid"],
+                queues=None if r["queues"] is None else tuple(json.loads(r["queues"])),
+                concurrency=r["concurrency"], version=r["version"],
+                started_at=datetime.fromtimestamp(r["started_at"], UTC),
+                last_seen_at=datetime.fromtimestamp(r["last_seen_at"], UTC),
+                in_flight=r["in_flight"], alive=r["dead_at"] is None,
+                dead_at=None if r["dead_at"] is None else datetime.fromtimestamp(r["dead_at"], UTC),
+                silent_for=max(float(r["silent_for"]), 0.0),
+            )
+            for r in rows
+        ]
+
+    def prune_workers(self, dead_after: float, forget_after: float) -> tuple[int, int]:
+        with self._write() as conn:
+            now = self._time()
+            # Deleted first: a row marked now is deleted at the earliest by the next call.
+            deleted = conn.execute(
+                _Q.forget_workers, {"now": now, "forget_after": forget_after}).rowcount
+            marked = conn.execute(
+                _Q.mark_dead_workers, {"now": now, "dead_after": dead_after}).rowcount
+        return marked, deleted
+
+    @mapped
+    def stats(self, window: float) -> StatsRows:
+        conn = self._conn()
+        now = self._time()
+        params = {"now": now, "since": now - window}
+        queues = [QueueSettings(r["name"], bool(r["paused"]), bool(r["active"]),
+                                r["max_workers"]) for r in conn.execute(_Q.stats_queues)]
+        live = [LiveRow(*r) for r in conn.execute(_Q.stats_live, params)]
+        dead = [DeadRow(*r) for r in conn.execute(_Q.stats_dead)]
+        recent = [RecentRow(*r) for r in conn.execute(_Q.stats_recent, params)]
+        waits: dict[tuple[str, str], list[float]] = {}
+        runs: dict[tuple[str, str], list[float]] = {}
+        for queue, task, wait, run in conn.execute(_Q.stats_latency, params):
+            for key in (("queue", queue), ("task", task)):
+                waits.setdefault(key, []).append(wait)
+                runs.setdefault(key, []).append(run)
+        latency = [
+            LatencyRow("queue" if kind == "queue" else "task", name, len(values),
+                       percentiles(values), percentiles(runs[(kind, name)]))
+            for (kind, name), values in waits.items()
+        ]
+        return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency)
+
+    @mapped
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = self._conn().execute(_Q.trace_contexts, {"ids": json.dumps(list(ids))})
+        return {r[0]: r[1] for r in rows}
 
 
 def _split_statements(script: str) -> Iterator[str]:

@@ -1,4 +1,5 @@
 -- What every client reads: the schema, its version, the queues and the job tables.
 GRANT USAGE ON SCHEMA {schema} TO {role};
 GRANT SELECT ON {schema}.migrations, {schema}.queues, {schema}.jobs, {schema}.archive,
-    {schema}.dead, {schema}.schedules, {schema}.retention, {schema}.progress TO {role};
+    {schema}.dead, {schema}.schedules, {schema}.retention, {schema}.progress,
+    {schema}.workers TO {role};

@@ -8,3 +8,6 @@ GRANT INSERT ON {schema}.archive, {schema}.dead TO {role};
 GRANT INSERT, UPDATE ON {schema}.schedules TO {role};
 GRANT INSERT, UPDATE, DELETE ON {schema}.progress TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.leases TO {role};
+-- The worker registry: a worker writes, refreshes and deletes its own row, and its reaper marks
+-- silent ones dead and prunes them.
+GRANT INSERT, UPDATE, DELETE ON {schema}.workers TO {role};

@@ -1,3 +1,3 @@
 COPY {schema}.jobs (id, queue, task, payload, tags, priority, max_attempts, run_at,
-                    created_at, updated_at, timeout_seconds, retry)
+                    created_at, updated_at, timeout_seconds, retry, trace_context)
 FROM STDIN

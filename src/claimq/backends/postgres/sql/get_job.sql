@@ -1,4 +1,9 @@
-SELECT j.*, NULL::timestamptz AS finished_at, NULL::jsonb AS result, NULL::text AS reason
+-- The live row's columns by name (the branches line up by position; jobs has columns the
+-- others lack, such as trace_context).
+SELECT j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority, j.status,
+       j.attempts, j.max_attempts, j.worker_id, j.claim_token, j.lease_until, j.heartbeat_at,
+       j.run_at, j.created_at, j.started_at, j.updated_at, j.errors, j.cancel_requested,
+       j.timeout_seconds, j.retry, NULL::timestamptz AS finished_at, NULL::jsonb AS result, NULL::text AS reason
 FROM {schema}.jobs j WHERE j.id = %(id)s
 UNION ALL
 SELECT a.id, a.queue, a.task, a.payload, a.tags, a.idempotency_key, a.priority, 'succeeded',

@@ -14,11 +14,11 @@ WITH new_id AS (
 ), inserted AS (
     INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key, priority,
                                max_attempts, run_at, created_at, updated_at, timeout_seconds,
-                               retry)
+                               retry, trace_context)
     SELECT job_id, %(queue)s, %(task)s, %(payload)s::jsonb, %(tags)s::text[], %(key)s,
            %(priority)s, %(max_attempts)s,
            coalesce(%(run_at)s::timestamptz, {now} + make_interval(secs => %(delay)s)),
-           {now}, {now}, %(timeout_seconds)s, %(retry)s::jsonb
+           {now}, {now}, %(timeout_seconds)s, %(retry)s::jsonb, %(trace_context)s
     FROM key
     RETURNING id, queue
 )

@@ -1,5 +1,5 @@
 INSERT INTO claimq_jobs (queue, task, payload, tags, idempotency_key, priority, max_attempts,
-                         run_at, created_at, updated_at, timeout_seconds, retry)
+                         run_at, created_at, updated_at, timeout_seconds, retry, trace_context)
 VALUES (:queue, :task, :payload, :tags, :idempotency_key, :priority, :max_attempts,
-        :run_at, :now, :now, :timeout_seconds, :retry)
+        :run_at, :now, :now, :timeout_seconds, :retry, :trace_context)
 RETURNING id

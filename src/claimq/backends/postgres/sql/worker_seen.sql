@@ -1,0 +1,5 @@
+-- The worker's heartbeat of its own row; no row: it was pruned (the worker registers again).
+UPDATE {schema}.workers
+SET last_seen_at = {now}, in_flight = %(in_flight)s, dead_at = NULL
+WHERE id = %(id)s
+RETURNING id

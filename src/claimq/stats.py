@@ -1,0 +1,167 @@
+"""What `App.stats()` returns (and `App.workers()`: WorkerInfo): per queue and per task, the
+live depths, the oldest due job's age, dead letters by reason, and what finished within a recent
+window (throughput, latency percentiles, attempts per job). Plain frozen dataclasses: a
+dashboard, a metrics exporter or a script reads them; `dataclasses.asdict()` makes them
+JSON-ready (datetimes aside)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from claimq.backends.base import LatencyRow, LiveRow, RecentRow, StatsRows, WorkerInfo
+
+DEFAULT_WINDOW = 300.0  # seconds of finished jobs the rates and percentiles look at
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """Seconds at the 50th, 95th and 99th percentile, over `count` jobs (None without any)."""
+
+    count: int = 0
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStats:
+    """The figures of one task (over every queue it runs in); QueueStats has the same ones.
+
+    pending: due now; scheduled: due later; running: fetched or processing; past_lease: running
+    jobs whose lease ran out (their worker stalled or died: the reaper takes them back);
+    oldest_due_age: seconds the oldest due job has waited (a single stuck job shows here even
+    when the depth looks fine); dead_by_reason: dead letters held now. Over the last `window`
+    seconds: completed_per_minute (archived), failed_per_minute (dead-lettered, cancels not
+    counted), attempts_per_job (mean over the jobs that finished), wait (due -> start of the
+    attempt that completed) and run (start -> finish) percentiles of the completed jobs."""
+
+    name: str
+    pending: int = 0
+    scheduled: int = 0
+    running: int = 0
+    past_lease: int = 0
+    oldest_due_age: float | None = None
+    dead_by_reason: dict[str, int] = field(default_factory=dict)
+    completed_per_minute: float = 0.0
+    failed_per_minute: float = 0.0
+    attempts_per_job: float | None = None
+    wait: Latency = field(default_factory=Latency)
+    run: Latency = field(default_factory=Latency)
+
+    @property
+    def dead(self) -> int:
+        return sum(self.dead_by_reason.values())
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats(TaskStats):
+    """A queue's figures (see TaskStats) and its settings."""
+
+    paused: bool = False
+    active: bool = True
+    max_workers: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """One reading, at the database's time `at`, with rates over the last `window` seconds."""
+
+    at: datetime
+    window: float
+    queues: list[QueueStats]
+    tasks: list[TaskStats]
+
+    def queue(self, name: str) -> QueueStats | None:
+        return next((q for q in self.queues if q.name == name), None)
+
+    def task(self, name: str) -> TaskStats | None:
+        return next((t for t in self.tasks if t.name == name), None)
+
+
+class _Sums:
+    __slots__ = ("pending", "scheduled", "running", "past_lease", "oldest", "dead",
+                 "completed", "failed", "finished", "attempts")
+
+    def __init__(self) -> None:
+        self.pending = self.scheduled = self.running = self.past_lease = 0
+        self.completed = self.failed = self.finished = self.attempts = 0
+        self.oldest: float | None = None
+        self.dead: dict[str, int] = {}
+
+    def add_live(self, row: LiveRow) -> None:
+        self.pending += row.pending
+        self.scheduled += row.scheduled
+        self.running += row.running
+        self.past_lease += row.past_lease
+        if row.oldest_due_age is not None:
+            self.oldest = max(self.oldest or 0.0, row.oldest_due_age)
+
+    def add_recent(self, row: RecentRow) -> None:
+        self.completed += row.completed
+        self.failed += row.failed
+        self.finished += row.finished
+        self.attempts += row.attempts
+
+
+def _latency(row: LatencyRow | None, which: str) -> Latency:
+    if row is None:
+        return Latency()
+    values = row.wait if which == "wait" else row.run
+    if values is None:
+        return Latency(row.jobs)
+    return Latency(row.jobs, *values)
+
+
+def _figures(
+    name: str, sums: _Sums, window: float, latency: dict[str, LatencyRow]
+) -> dict[str, object]:
+    minutes = window / 60.0
+    return {
+        "name": name, "pending": sums.pending, "scheduled": sums.scheduled,
+        "running": sums.running, "past_lease": sums.past_lease,
+        "oldest_due_age": sums.oldest, "dead_by_reason": dict(sorted(sums.dead.items())),
+        "completed_per_minute": sums.completed / minutes,
+        "failed_per_minute": sums.failed / minutes,
+        "attempts_per_job": sums.attempts / sums.finished if sums.finished else None,
+        "wait": _latency(latency.get(name), "wait"), "run": _latency(latency.get(name), "run"),
+    }
+
+
+def build(rows: StatsRows, window: float) -> Stats:
+    """Stats from the backend's rows (grouped by queue and task): summed per queue and per
+    task; the percentiles come per queue and per task from the backend itself."""
+    by_queue: dict[str, _Sums] = {q.name: _Sums() for q in rows.queues}
+    by_task: dict[str, _Sums] = {}
+
+    def both(queue: str, task: str) -> Iterable[_Sums]:
+        yield by_queue.setdefault(queue, _Sums())
+        yield by_task.setdefault(task, _Sums())
+
+    for live in rows.live:
+        for s in both(live.queue, live.task):
+            s.add_live(live)
+    for dead in rows.dead:
+        for s in both(dead.queue, dead.task):
+            s.dead[dead.reason] = s.dead.get(dead.reason, 0) + dead.jobs
+    for recent in rows.recent:
+        for s in both(recent.queue, recent.task):
+            s.add_recent(recent)
+    queue_latency = {r.name: r for r in rows.latency if r.kind == "queue"}
+    task_latency = {r.name: r for r in rows.latency if r.kind == "task"}
+    settings = {q.name: q for q in rows.queues}
+    queues = []
+    for name in sorted(by_queue):
+        q = settings.get(name)
+        queues.append(QueueStats(
+            **_figures(name, by_queue[name], window, queue_latency),  # type: ignore[arg-type]
+            paused=q.paused if q else False, active=q.active if q else True,
+            max_workers=q.max_workers if q else None,
+        ))
+    tasks = [TaskStats(**_figures(name, by_task[name], window, task_latency))  # type: ignore[arg-type]
+             for name in sorted(by_task)]
+    return Stats(rows.now, window, queues, tasks)
+
+
+__all__ = ["DEFAULT_WINDOW", "Latency", "QueueStats", "Stats", "TaskStats", "WorkerInfo"]
