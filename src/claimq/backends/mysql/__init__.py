@@ -1,0 +1,3 @@
+from claimq.backends.mysql.backend import MySQLBackend
+
+__all__ = ["MySQLBackend"]
