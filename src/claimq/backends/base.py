@@ -280,3 +280,28 @@ class Backend(Protocol):
     ) -> QueueInfo: ...
     def list_queues(self) -> list[QueueInfo]: ...
     def now(self) -> datetime: ...
+
+
+def queue_settings(
+    name: str,
+    paused: bool | None,
+    active: bool | None,
+    max_workers: int | None,
+    lease_seconds: float | None,
+    timeout_seconds: float | None,
+    now: Any,
+) -> dict[str, Any]:
+    """configure_queue()'s arguments as every backend's update_queue.sql takes them: None
+    leaves paused, active and the lease as they are; UNSET leaves max_workers and the timeout
+    (whose None means "clear it")."""
+    return {
+        "name": name,
+        "now": now,
+        "paused": paused,
+        "active": active,
+        "set_max_workers": max_workers is not UNSET,
+        "max_workers": None if max_workers is UNSET else max_workers,
+        "lease_seconds": lease_seconds,
+        "set_timeout": timeout_seconds is not UNSET,
+        "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
+    }

@@ -3,7 +3,6 @@ of connections, deadlocks and lock-wait timeouts retried inside."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import threading
@@ -16,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
 from claimq._validate import NewJob
+from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import Undecodable, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
 from claimq.backends._url import redact
@@ -28,13 +28,13 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
-    Listener,
     Owned,
     QueueInfo,
     ReapResult,
     Settled,
     Started,
     Table,
+    queue_settings,
 )
 from claimq.backends.mysql._errors import (
     BROKEN,
@@ -158,12 +158,13 @@ def _split_statements(script: str) -> list[str]:
     return parts
 
 
-class MySQLBackend:
+class MySQLBackend(PlainOptionalParts):
     """`mysql://user:password@host:3306/database` or `mariadb://…` (MariaDB >= 10.6 or MySQL
     >= 8: SKIP LOCKED). Options: `driver=pymysql|mysqlclient`, `lock_wait_timeout` (seconds,
     default 10), `connect_timeout` (default 5), `pool_size` (idle connections kept, 16)."""
 
     kind = "mysql"
+    engine = "MariaDB/MySQL"
     schema = ""  # the URL's database holds claimq's tables
     # No LISTEN/NOTIFY (workers poll with their bounded back-off), no async driver; rows lock one
     # by one, so a heartbeat may report `busy`.
@@ -407,21 +408,6 @@ class MySQLBackend:
         if not jobs:
             return []
         return self._write(lambda cur: self._insert(cur, jobs, retention))
-
-    def enqueue_streaming(
-        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
-    ) -> list[int]:
-        """No streaming here (capabilities.copy_streaming is false): checks every job, then
-        enqueues them in one transaction (multi-row INSERTs)."""
-        return self.enqueue(list(jobs), retention, conn)
-
-    def is_async_connection(self, conn: Any) -> bool:
-        """No async driver here."""
-        return False
-
-    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
-        """Not supported (capabilities.async_connections is false): raises InvalidInput."""
-        raise InvalidInput("an async connection needs a PostgreSQL database")
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
         plain = [j for j in jobs if j.idempotency_key is None]
@@ -741,30 +727,6 @@ class MySQLBackend:
 
         return self._write(work)
 
-    # -- the worker's event-loop path and notifications: not here ------------------------------
-
-    async def open_async(self) -> None:
-        """Nothing to open (capabilities.async_settle is false)."""
-
-    async def asettle(
-        self,
-        done: Sequence[Completion],
-        failures: Sequence[Failure],
-        claim: ClaimRequest | None = None,
-    ) -> Settled:
-        """settle() in a thread: the drivers are synchronous."""
-        return await asyncio.to_thread(self.settle, done, failures, claim)
-
-    async def close_async(self) -> None:
-        """Nothing to close."""
-
-    def listen(self) -> Listener:
-        """MariaDB/MySQL have no notifications (capabilities.listen_notify is false)."""
-        raise NotImplementedError("MariaDB/MySQL have no LISTEN/NOTIFY; workers poll")
-
-    def wake_workers(self, queues: Sequence[str]) -> None:
-        """Nothing to do: workers poll."""
-
     # -- operator ------------------------------------------------------------------------------
 
     def get_job(self, job_id: int) -> Job | None:
@@ -865,17 +827,8 @@ class MySQLBackend:
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
     ) -> QueueInfo:
-        params = {
-            "name": name,
-            "paused": paused,
-            "active": active,
-            "set_max_workers": max_workers is not UNSET,
-            "max_workers": None if max_workers is UNSET else max_workers,
-            "lease_seconds": lease_seconds,
-            "set_timeout": timeout_seconds is not UNSET,
-            "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
-            "now": self._now(),
-        }
+        params = queue_settings(
+            name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
         self._write(lambda cur: cur.execute(_Q.update_queue, params))
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
