@@ -193,6 +193,11 @@ class MySQLBackend(PlainOptionalParts):
 
     # -- connections ---------------------------------------------------------------------------
 
+    def connect(self) -> Any:
+        """A new connection (the driver's) set up the way claimq needs: autocommit, READ
+        COMMITTED, UTC, the URL's lock-wait timeout. The caller closes it."""
+        return self._connect()
+
     def _connect(self) -> Any:
         o = self.options
         if o.driver == "pymysql":

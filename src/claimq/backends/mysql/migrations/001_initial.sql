@@ -97,10 +97,3 @@ CREATE TABLE claimq_idempotency (
     job_id     BIGINT NOT NULL,
     created_at DATETIME(6) NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
-
--- A job that another program inserts with plain SQL, into a queue that has no claimq_queues
--- row, must be claimed like any other (the claim reads claimq_queues for paused, active and
--- max_workers). INSERT IGNORE: an existing queue row keeps its settings.
-CREATE TRIGGER claimq_jobs_queue_row AFTER INSERT ON claimq_jobs FOR EACH ROW
-    INSERT IGNORE INTO claimq_queues (name, created_at, updated_at)
-    VALUES (NEW.queue, NEW.created_at, NEW.created_at);
