@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from app_support import execute, running, table
+from polling import in_thread
 
 from claimq import App
 from claimq.backends.base import HeartbeatResult, Owned
@@ -17,17 +18,7 @@ WAIT = 30.0  # generous: the fixed statement returns at once; the old one waited
 def _beat_in_thread(
     app: App, owned: list[Owned], lease: float
 ) -> tuple[threading.Thread, dict[str, Any]]:
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = app.backend.heartbeat(owned, lease)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, out
+    return in_thread(lambda: app.backend.heartbeat(owned, lease))
 
 
 def test_a_row_locked_elsewhere_is_busy_and_the_others_are_renewed(app: App) -> None:

@@ -1,0 +1,94 @@
+"""MariaDB: a deadlock or a lock-wait timeout inside one of claimq's own transactions is retried
+and counted (`backend.retries`), never raised to the caller; each test provokes one on purpose
+with a transaction of its own on another connection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from dbs import mariadb_database
+from polling import in_thread, wait_until
+
+from claimq.backends import open_backend
+from claimq.backends.base import Completion
+from claimq.backends.mysql import MySQLBackend
+from claimq.testing.conformance._harness import job_spec
+
+pytestmark = [pytest.mark.mariadb, pytest.mark.timeout(120)]
+WAIT = 60.0  # generous: each wait ends on an event the test watches for
+
+
+@pytest.fixture
+def url(mariadb_server: str) -> Iterator[str]:
+    with mariadb_database(mariadb_server) as fresh:
+        yield fresh
+
+
+def _running(backend: MySQLBackend, count: int) -> list[Any]:
+    backend.migrate()
+    backend.enqueue([job_spec(queue="r") for _ in range(count)], 3600.0)
+    jobs = backend.claim("w1", ["r"], count, 300.0, start=True)
+    assert len(jobs) == count
+    return sorted(jobs, key=lambda j: j.id)
+
+
+def _lock_waits(other: Any) -> int:
+    cur = other.cursor()
+    cur.execute("SELECT count(*) FROM information_schema.INNODB_LOCK_WAITS")
+    return int(cur.fetchone()[0])
+
+
+def test_a_deadlock_is_retried_and_counted_not_raised(url: str) -> None:
+    backend = open_backend(url)
+    assert isinstance(backend, MySQLBackend)
+    try:
+        first, second = _running(backend, 2)
+        other = backend.connect()
+        cur = other.cursor()
+        cur.execute("CREATE TABLE scratch (n INT)")
+        cur.execute("START TRANSACTION")
+        # Written rows make this transaction the heavier one: InnoDB rolls back the lighter.
+        cur.execute("INSERT INTO scratch VALUES " + ",".join(["(1)"] * 500))
+        cur.execute("SELECT id FROM claimq_jobs WHERE id = %s FOR UPDATE", (second.id,))
+        done = [Completion(j.id, j.claim_token or "") for j in (first, second)]
+        thread, out = in_thread(lambda: backend.complete(done))
+        watcher = backend.connect()
+        # It holds `first` and waits on `second`.
+        wait_until(lambda: _lock_waits(watcher) > 0, WAIT, "claimq's transaction to wait")
+        watcher.close()
+        cur.execute("SELECT id FROM claimq_jobs WHERE id = %s FOR UPDATE", (first.id,))
+        other.rollback()
+        thread.join(WAIT)
+        assert not thread.is_alive()
+        assert "error" not in out, out
+        assert out["result"] == {first.id, second.id}
+        assert backend.retries["deadlock"] >= 1
+        assert [j.id for j in backend.list_jobs("archive")] == [second.id, first.id]
+        other.close()
+    finally:
+        backend.close()
+
+
+def test_a_lock_wait_timeout_is_retried_and_counted_not_raised(url: str) -> None:
+    backend = open_backend(f"{url}?lock_wait_timeout=1")
+    assert isinstance(backend, MySQLBackend)
+    try:
+        [job] = _running(backend, 1)
+        other = backend.connect()
+        cur = other.cursor()
+        cur.execute("START TRANSACTION")
+        cur.execute("SELECT id FROM claimq_jobs WHERE id = %s FOR UPDATE", (job.id,))
+        thread, out = in_thread(
+            lambda: backend.complete([Completion(job.id, job.claim_token or "")]))
+        # It timed out once and runs its transaction again.
+        wait_until(lambda: backend.retries["lock_wait_timeout"] >= 1, WAIT, "a lock-wait retry")
+        other.rollback()
+        thread.join(WAIT)
+        assert not thread.is_alive()
+        assert "error" not in out, out
+        assert out["result"] == {job.id}
+        other.close()
+    finally:
+        backend.close()
