@@ -13,6 +13,8 @@ import pytest
 
 MARIADB_URL = os.environ.get("CLAIMQ_TEST_MARIADB", "mysql://root@127.0.0.1:3306")
 REQUIRE_MARIADB = os.environ.get("CLAIMQ_REQUIRE_MARIADB") == "1"
+# The backend's driver in the tests' URLs (pymysql, the default, or mysqlclient).
+MARIADB_DRIVER = os.environ.get("CLAIMQ_TEST_MARIADB_DRIVER", "")
 
 
 def drop_schema(base_url: str, schema: str) -> None:
@@ -45,7 +47,7 @@ def mariadb_database(server: str) -> Iterator[str]:
     conn = mariadb_admin()
     try:
         conn.cursor().execute(f"CREATE DATABASE {name}")
-        yield f"{server}/{name}"
+        yield f"{server}/{name}" + (f"?driver={MARIADB_DRIVER}" if MARIADB_DRIVER else "")
     finally:
         conn.cursor().execute(f"DROP DATABASE IF EXISTS {name}")
         conn.close()

@@ -72,7 +72,7 @@ def test_a_deadlock_is_retried_and_counted_not_raised(url: str) -> None:
 
 
 def test_a_lock_wait_timeout_is_retried_and_counted_not_raised(url: str) -> None:
-    backend = open_backend(f"{url}?lock_wait_timeout=1")
+    backend = open_backend(url + ("&" if "?" in url else "?") + "lock_wait_timeout=1")
     assert isinstance(backend, MySQLBackend)
     try:
         [job] = _running(backend, 1)
