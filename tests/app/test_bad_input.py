@@ -618,6 +618,8 @@ BAD_URLS: dict[str, tuple[Any, str]] = {
     "mysql-driver": ("mariadb://root@127.0.0.1:1/db?driver=odbc", "driver must be"),
     "mysql-lock-wait": ("mysql://root@127.0.0.1:1/db?lock_wait_timeout=0", "lock_wait_timeout"),
     "mysql-bad-port": ("mysql://root@127.0.0.1:port/db", "invalid database URL"),
+    "mysql-read-timeout": ("mysql://root@127.0.0.1:1/db?read_timeout=5&lock_wait_timeout=10",
+                           "read_timeout must be longer"),
 }
 
 

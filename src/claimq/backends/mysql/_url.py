@@ -1,5 +1,7 @@
 """`mysql://user:password@host:port/database?driver=pymysql&lock_wait_timeout=10` (or
-`mariadb://…`): claimq's MariaDB/MySQL URLs."""
+`mariadb://…`): claimq's MariaDB/MySQL URLs. `read_timeout` (default 120 s) bounds the wait for
+one statement's answer, so a server that stops answering is noticed; it must stay above
+`lock_wait_timeout` (default 10 s), the longest a statement waits for a row lock."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from claimq.errors import InvalidInput
 SCHEMES = ("mysql", "mariadb")
 DRIVERS = ("pymysql", "mysqlclient")
 DEFAULT_DRIVER = "pymysql"
-OPTIONS = ("driver", "lock_wait_timeout", "connect_timeout", "pool_size")
+OPTIONS = ("driver", "lock_wait_timeout", "connect_timeout", "read_timeout", "pool_size")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,7 @@ class MySQLURL:
     driver: str
     lock_wait_timeout: int  # seconds a statement waits for a row lock (then retried)
     connect_timeout: int
+    read_timeout: int  # seconds a statement's answer may take before the link counts as dead
     pool_size: int  # idle connections kept
 
 
@@ -56,6 +59,10 @@ def parse_mysql_url(url: str) -> MySQLURL:
             raise InvalidInput(f"{name} must be a whole number from {low} to {high}, got {text!r}")
         return value
 
+    lock_wait = whole("lock_wait_timeout", 10, 1, 3600)
+    read = whole("read_timeout", 120, 2, 86_400)
+    if read <= lock_wait:
+        raise InvalidInput("read_timeout must be longer than lock_wait_timeout")
     return MySQLURL(
         host=parsed.hostname or "127.0.0.1",
         port=port,
@@ -63,7 +70,8 @@ def parse_mysql_url(url: str) -> MySQLURL:
         password=unquote(parsed.password or ""),
         database=database,
         driver=driver,
-        lock_wait_timeout=whole("lock_wait_timeout", 10, 1, 3600),
+        lock_wait_timeout=lock_wait,
         connect_timeout=whole("connect_timeout", 5, 1, 600),
+        read_timeout=read,
         pool_size=whole("pool_size", 16, 1, 10_000),
     )

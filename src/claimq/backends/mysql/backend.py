@@ -204,12 +204,14 @@ class MySQLBackend(PlainOptionalParts):
             conn = self._driver.connect(
                 host=o.host, port=o.port, user=o.user, password=o.password, database=o.database,
                 autocommit=True, charset="utf8mb4", client_flag=_FOUND_ROWS,
-                connect_timeout=o.connect_timeout)
+                connect_timeout=o.connect_timeout, read_timeout=o.read_timeout,
+                write_timeout=o.read_timeout)
         else:
             conn = self._driver.connect(
                 host=o.host, port=o.port, user=o.user, passwd=o.password, db=o.database,
                 autocommit=True, charset="utf8mb4", client_flag=_FOUND_ROWS,
-                connect_timeout=o.connect_timeout)
+                connect_timeout=o.connect_timeout, read_timeout=o.read_timeout,
+                write_timeout=o.read_timeout)
         cur = conn.cursor()
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
         cur.execute(f"SET time_zone = '+00:00', innodb_lock_wait_timeout = {o.lock_wait_timeout}")
@@ -217,11 +219,14 @@ class MySQLBackend(PlainOptionalParts):
         return conn
 
     @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        """A pooled connection; driver errors inside become claimq's. A connection that broke
-        is closed rather than kept."""
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
+    def _connection(self, fresh: bool = False) -> Iterator[Any]:
+        """A pooled connection (`fresh`: a new one); driver errors inside become claimq's. A
+        connection that broke is closed rather than kept, and so are the idle ones (a server
+        restart or a KILL broke them too, most likely)."""
+        conn = None
+        if not fresh:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
         keep = True
         try:
             if conn is None:
@@ -229,6 +234,8 @@ class MySQLBackend(PlainOptionalParts):
             yield conn
         except self._error_types as exc:
             keep = error_code(exc) not in BROKEN
+            if not keep:
+                self.close()
             raise translate(exc, self._where) from exc
         except Exception:
             raise
@@ -252,11 +259,14 @@ class MySQLBackend(PlainOptionalParts):
         """`work(cursor)` in one short transaction of our own; a deadlock or a lock-wait timeout
         rolls it back and runs it again (counted in `retries`), so neither reaches the caller
         unless it keeps happening (then DatabaseUnavailable)."""
+        fresh = False
         for attempt in range(1, ATTEMPTS + 1):
-            with self._connection() as conn:
+            with self._connection(fresh) as conn:
                 cur = conn.cursor()
+                begun = False
                 try:
                     cur.execute("START TRANSACTION")
+                    begun = True
                     result = work(cur)
                     conn.commit()
                     return result
@@ -268,6 +278,10 @@ class MySQLBackend(PlainOptionalParts):
                     if code in RETRYABLE and attempt < ATTEMPTS:
                         self._count_retry(code)
                         continue_after = random.uniform(0, 0.002 * 2**attempt)  # noqa: S311
+                    elif code in BROKEN and not begun and not fresh:
+                        # A pooled connection that died while idle: nothing was sent on it,
+                        # so a new connection runs the transaction from the start.
+                        fresh, continue_after = True, 0.0
                     else:
                         raise
                 except BaseException:
@@ -282,10 +296,19 @@ class MySQLBackend(PlainOptionalParts):
             self.retries["deadlock" if code == DEADLOCK else "lock_wait_timeout"] += 1
 
     def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        with self._connection() as conn:
-            cur = conn.cursor()
-            cur.execute(query, params)
-            return _dicts(cur)
+        """One reading statement (autocommit); on a pooled connection that died while idle,
+        read again on a new one."""
+        for fresh in (False, True):
+            try:
+                with self._connection(fresh) as conn:
+                    cur = conn.cursor()
+                    cur.execute(query, params)
+                    return _dicts(cur)
+            except ClaimqError as exc:
+                cause = exc.__cause__
+                if fresh or cause is None or error_code(cause) not in BROKEN:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @contextmanager
     def _callers(self, conn: Any) -> Iterator[Any]:

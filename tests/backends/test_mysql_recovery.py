@@ -1,6 +1,7 @@
 """MariaDB: a deadlock or a lock-wait timeout inside one of claimq's own transactions is retried
 and counted (`backend.retries`), never raised to the caller; each test provokes one on purpose
-with a transaction of its own on another connection."""
+with a transaction of its own on another connection. Pooled connections killed while idle
+(`KILL CONNECTION`, a server restart) are replaced without an error."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dbs import mariadb_database
+from dbs import mariadb_admin, mariadb_database
 from polling import in_thread, wait_until
 
 from claimq.backends import open_backend
@@ -90,5 +91,36 @@ def test_a_lock_wait_timeout_is_retried_and_counted_not_raised(url: str) -> None
         assert "error" not in out, out
         assert out["result"] == {job.id}
         other.close()
+    finally:
+        backend.close()
+
+
+def _kill_sessions_of(database: str) -> int:
+    admin = mariadb_admin()
+    try:
+        cur = admin.cursor()
+        cur.execute("SELECT id FROM information_schema.PROCESSLIST WHERE db = %s"
+                    " AND id <> CONNECTION_ID()", (database,))
+        ids = [row[0] for row in cur.fetchall()]
+        for session in ids:
+            cur.execute(f"KILL CONNECTION {int(session)}")
+        return len(ids)
+    finally:
+        admin.close()
+
+
+def test_idle_connections_killed_by_the_server_are_replaced_without_an_error(url: str) -> None:
+    backend = open_backend(url)
+    assert isinstance(backend, MySQLBackend)
+    try:
+        backend.migrate()
+        [first] = backend.enqueue([job_spec(queue="k")], 3600.0)
+        assert _kill_sessions_of(backend.database) >= 1
+        assert [q.name for q in backend.list_queues()] == ["k"]  # a read on a new connection
+        assert _kill_sessions_of(backend.database) >= 1
+        [second] = backend.enqueue([job_spec(queue="k")], 3600.0)  # a write, likewise
+        assert _kill_sessions_of(backend.database) >= 1
+        claimed = backend.claim("w1", ["k"], 5, 30.0, start=True)
+        assert sorted(j.id for j in claimed) == [first, second]
     finally:
         backend.close()
