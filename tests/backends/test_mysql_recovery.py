@@ -122,5 +122,10 @@ def test_idle_connections_killed_by_the_server_are_replaced_without_an_error(url
         assert _kill_sessions_of(backend.database) >= 1
         claimed = backend.claim("w1", ["k"], 5, 30.0, start=True)
         assert sorted(j.id for j in claimed) == [first, second]
+        assert _kill_sessions_of(backend.database) >= 1
+        with backend.transaction() as conn:  # the caller's transaction, likewise
+            done = [Completion(j.id, j.claim_token or "") for j in claimed]
+            assert backend.complete(done, conn) == {first, second}
+        assert len(backend.list_jobs("archive")) == 2
     finally:
         backend.close()

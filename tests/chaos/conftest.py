@@ -20,6 +20,7 @@ from claimq import App
 # proxy of the PostgreSQL wire protocol here, nor a throwaway cluster to restart).
 MARIADB_MODULES = frozenset({
     "test_chaos_kill", "test_chaos_repeated_kills", "test_chaos_stall", "test_chaos_locks",
+    "test_chaos_lost_response", "test_chaos_priority_bulkhead",
 })
 
 

@@ -247,7 +247,7 @@ class MySQLBackend(PlainOptionalParts):
                 self._put_back(conn, keep)
 
     def _put_back(self, conn: Any, keep: bool) -> None:
-        if keep:
+        if keep and conn.open:  # (a connection the driver closed after an error is not)
             with self._lock:
                 if len(self._idle) < self.options.pool_size:
                     self._idle.append(conn)
@@ -281,6 +281,8 @@ class MySQLBackend(PlainOptionalParts):
                     elif code in BROKEN and not begun and not fresh:
                         # A pooled connection that died while idle: nothing was sent on it,
                         # so a new connection runs the transaction from the start.
+                        with suppress(Exception):
+                            conn.close()
                         fresh, continue_after = True, 0.0
                     else:
                         raise
@@ -325,18 +327,9 @@ class MySQLBackend(PlainOptionalParts):
     def transaction(self) -> Iterator[Any]:
         """A pooled connection inside a transaction, for the caller's business writes together
         with enqueue(conn=…) or a handler's ctx.complete_in(conn). Getting the connection maps
-        errors like every method; the caller's own statements and the commit raise the
-        driver's."""
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        try:
-            if conn is None:
-                conn = self._connect()
-            conn.cursor().execute("START TRANSACTION")
-        except self._error_types as exc:
-            if conn is not None:
-                self._put_back(conn, False)
-            raise translate(exc, self._where) from exc
+        errors like every method (a pooled one that died while idle is replaced); the caller's
+        own statements and the commit raise the driver's."""
+        conn = self._begun()
         keep = False
         try:
             yield conn
@@ -348,11 +341,33 @@ class MySQLBackend(PlainOptionalParts):
                 conn.rollback()
             raise
         except BaseException:
-            conn.rollback()
-            keep = True
+            try:  # the caller's error stands, whatever the rollback meets
+                conn.rollback()
+                keep = True
+            except self._error_types:
+                keep = False
             raise
         finally:
             self._put_back(conn, keep)
+
+    def _begun(self) -> Any:
+        """A connection inside START TRANSACTION: a pooled one, else (or when the pooled one
+        died while idle) a new one."""
+        with self._lock:
+            conn: Any = self._idle.pop() if self._idle else None
+        for fresh in (conn is None, True):
+            try:
+                if fresh:
+                    conn = self._connect()
+                conn.cursor().execute("START TRANSACTION")
+                return conn
+            except self._error_types as exc:
+                if conn is not None:
+                    self._put_back(conn, False)
+                if fresh or error_code(exc) not in BROKEN:
+                    raise translate(exc, self._where) from exc
+                self.close()  # the other idle ones died with it, most likely
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         with self._lock:
