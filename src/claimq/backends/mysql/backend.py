@@ -527,7 +527,10 @@ class MySQLBackend(PlainOptionalParts):
             limited = [r[0] for r in cur.fetchall()]
         params["limited"] = _dumps(limited)
         cur.execute(_Q.open_queues, params)
-        open_queues = [(name, free) for name, free in cur.fetchall() if free > 0]
+        found = cur.fetchall()
+        open_queues = [(name, free) for name, free, _ in found if free > 0]
+        leases = {name: req.lease if req.lease is not None else seconds
+                  for name, _, seconds in found}
         rows: list[dict[str, Any]] = []
         for name, free in open_queues:
             cur.execute(_Q.claim_candidates,
@@ -544,7 +547,6 @@ class MySQLBackend(PlainOptionalParts):
                                       "batch": batch, "lease": req.lease, "ids": ids})
         if cur.rowcount != len(ids):
             raise ClaimqError(f"claim took {cur.rowcount} of the {len(ids)} rows it locked")
-        leases = self._leases(cur, req.lease, {r["queue"] for r in rows})
         status = Status.PROCESSING if req.start else Status.FETCHED
         started = _aware(at) if req.start else None
         updated = _aware(at)
@@ -562,12 +564,6 @@ class MySQLBackend(PlainOptionalParts):
                 _aware(r["run_at"]), _aware(r["created_at"]), started, updated, None, False,
                 r["timeout_seconds"], retry, errors, None, None))
         return jobs
-
-    def _leases(self, cur: Any, lease: float | None, queues: set[str]) -> dict[str, float]:
-        if lease is not None:
-            return dict.fromkeys(queues, lease)
-        cur.execute(_Q.queue_leases, {"names": _dumps(sorted(queues))})
-        return {name: seconds for name, seconds in cur.fetchall()}
 
     def _any_limited(self, cur: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second. (Were

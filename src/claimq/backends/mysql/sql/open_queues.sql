@@ -6,7 +6,8 @@ SELECT q.name,
             ELSE GREATEST(q.max_workers - (SELECT count(*) FROM claimq_jobs r
                                            WHERE r.queue = q.name
                                              AND r.status IN ('fetched', 'processing')), 0)
-       END AS free
+       END AS free,
+       q.lease_seconds
 FROM claimq_queues q
 WHERE q.active AND NOT q.paused
   AND (%(queues)s IS NULL OR JSON_CONTAINS(%(queues)s, JSON_QUOTE(q.name)))

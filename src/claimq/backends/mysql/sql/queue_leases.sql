@@ -1,1 +1,0 @@
-SELECT name, lease_seconds FROM claimq_queues WHERE JSON_CONTAINS(%(names)s, JSON_QUOTE(name))
