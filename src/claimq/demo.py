@@ -220,7 +220,7 @@ def _report(console: Console, elapsed: float, total: int, images: int, emails: i
     live = app.list_jobs("live", limit=100_000)
     with app.transaction() as conn:
         rows = _execute(conn, "SELECT charge_key FROM {t}").fetchall()
-    charge_keys = [r[0] for r in rows]
+    charge_keys = [r["charge_key"] if isinstance(r, dict) else r[0] for r in rows]
     by_task = Counter(j.task for j in archive)
     reasons = Counter((j.task, j.reason) for j in dead)
     retried = [j for j in archive if j.attempts > 1]
