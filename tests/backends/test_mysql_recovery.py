@@ -1,7 +1,8 @@
 """MariaDB: a deadlock or a lock-wait timeout inside one of claimq's own transactions is retried
 and counted (`backend.retries`), never raised to the caller; each test provokes one on purpose
 with a transaction of its own on another connection. Pooled connections killed while idle
-(`KILL CONNECTION`, a server restart) are replaced without an error."""
+(`KILL CONNECTION`, a server restart) are replaced without an error. Concurrent migrations
+take turns."""
 
 from __future__ import annotations
 
@@ -129,3 +130,19 @@ def test_idle_connections_killed_by_the_server_are_replaced_without_an_error(url
         assert len(backend.list_jobs("archive")) == 2
     finally:
         backend.close()
+
+
+def test_concurrent_migrations_apply_each_version_once(url: str) -> None:
+    backends = [open_backend(url) for _ in range(4)]
+    try:
+        threads = [in_thread(b.migrate) for b in backends]
+        for thread, _ in threads:
+            thread.join(WAIT)
+        results = [out.get("result", out.get("error")) for _, out in threads]
+        applied = [r for r in results if r != []]
+        assert len(applied) == 1 and results.count([]) == 3, results
+        assert isinstance(applied[0], list) and applied[0] == sorted(set(applied[0]))
+        assert {b.schema_version() for b in backends} == {applied[0][-1]}
+    finally:
+        for b in backends:
+            b.close()

@@ -45,7 +45,7 @@ from claimq.backends.mysql._errors import (
 )
 from claimq.backends.mysql._url import parse_mysql_url
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import ClaimqError, InvalidInput, SchemaMissing
+from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
 from claimq.job import DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.mysql")
@@ -399,6 +399,9 @@ class MySQLBackend(PlainOptionalParts):
             cur = conn.cursor()
             # A named lock makes concurrent migrate() calls run one after another.
             cur.execute("SELECT GET_LOCK(%s, 120)", (lock,))
+            if cur.fetchone()[0] != 1:
+                raise DatabaseUnavailable(
+                    f"another process has been migrating {self._where} for 120 s: try again")
             try:
                 cur.execute(
                     "CREATE TABLE IF NOT EXISTS claimq_migrations ("
