@@ -129,7 +129,7 @@ def _percentile(values: list[float], q: float) -> float:
 @click.command(name="demo")
 @click.option("--database", "url", default=None,
               help=f"Database URL (default {DEMO_URL}, made fresh each run; a PostgreSQL URL "
-                   "gets a fresh schema).")
+                   "gets a fresh schema, a MySQL URL a fresh database on its server).")
 @click.option("--jobs", "scale", default=3500, show_default=True,
               type=click.IntRange(200, 90_000), help="About how many jobs to enqueue.")
 @click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 64))
