@@ -1,6 +1,7 @@
 """`claimq bench`: how fast this machine and database run claimq, checked job by job.
 
-Three modes, each on a fresh schema (PostgreSQL) or a fresh file (SQLite) unless `--reuse`:
+Three modes, each on a fresh schema (PostgreSQL), file (SQLite) or database (MariaDB) unless
+`--reuse`:
 
 - **burn**: bulk-enqueue N no-op jobs (timed: enqueue jobs/s) into a paused queue, start W
   worker processes of C slots each, open the queue and time the drain from the first handler
