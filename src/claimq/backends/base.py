@@ -159,7 +159,7 @@ class Backend(Protocol):
     statements inside transaction() are the caller's and pass through unchanged."""
 
     url: str
-    kind: str  # "sqlite" or "postgresql"
+    kind: str  # "sqlite", "postgresql" or "mysql" (MariaDB and MySQL)
     schema: str  # PostgreSQL: the schema holding claimq's tables; "" where there is none
     capabilities: Capabilities
 
@@ -173,8 +173,8 @@ class Backend(Protocol):
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """A statement of the caller's own, outside claimq's operations (tools such as the
         benchmark and the demo, which read claimq's tables or keep their own): autocommit, the
-        driver's placeholders (`?` SQLite, `%s` PostgreSQL); its rows as tuples ([] when it
-        returns none). Its errors are mapped like every other."""
+        driver's placeholders (`?` SQLite, `%s` PostgreSQL and MySQL); its rows as tuples ([]
+        when it returns none). Its errors are mapped like every other."""
         ...
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]: ...
