@@ -665,8 +665,11 @@ class MySQLBackend(PlainOptionalParts):
         rows = self._lock_owned(cur, done, (Status.PROCESSING.value,))
         if not rows:
             return set()
-        items = _dumps([[d.id, d.result_json] for d in done
-                        if d.id in rows and rows[d.id]["claim_token"] == d.token])
+        results: dict[int, str | None] = {}  # one result per job, the first that owns it
+        for d in done:
+            if d.id in rows and d.id not in results and rows[d.id]["claim_token"] == d.token:
+                results[d.id] = d.result_json
+        items = _dumps(list(results.items()))
         ids = tuple(rows)
         cur.execute(_Q.complete_archive, {"items": items, "ids": ids, "now": self._now()})
         cur.execute(_Q.delete_ids, {"ids": ids})
