@@ -21,6 +21,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comme
 from claimq.backends._url import redact
 from claimq.backends.base import (
     UNSET,
+    AuditEntry,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -28,9 +29,12 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    JobFilter,
     Owned,
+    Progress,
     QueueInfo,
     ReapResult,
+    RoleKind,
     Settled,
     Started,
     Table,
@@ -100,6 +104,11 @@ def _appended(history: Any, error: dict[str, Any]) -> str:
     note = {"error": "CorruptColumn",
             "message": f"errors column held {text[:200]!r}, not a JSON array"}
     return f"[{_dumps(note)},{entry}]"
+
+
+def _text(value: Any) -> str | None:
+    """A filter's value as plain text for the driver (a StrEnum member too)."""
+    return None if value is None else str(value)
 
 
 def _dicts(cur: Any) -> list[dict[str, Any]]:
@@ -438,6 +447,13 @@ class MySQLBackend(PlainOptionalParts):
                 f"database {self.database!r} is at schema version {found}, claimq needs "
                 f"{latest}: run `claimq migrate` (or app.migrate())"
             )
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        """Not here (capabilities.roles is false): raises InvalidInput. MariaDB's and MySQL's
+        own GRANT statements on the claimq_* tables give an account its rights."""
+        raise InvalidInput(
+            f"claimq grants roles on PostgreSQL only; on {self.engine} give {role!r} its rights "
+            "with GRANT statements on the claimq_* tables")
 
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._connection() as conn:
@@ -798,6 +814,71 @@ class MySQLBackend(PlainOptionalParts):
         params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
         return [_row_to_job(r) for r in self._read(query, params)]
 
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        query = {"live": _Q.find_live, "archive": _Q.find_archive, "dead": _Q.find_dead}[table]
+        params = {"before": before, "queue": where.queue, "task": where.task,
+                  "status": _text(where.status), "tag": where.tag, "text": where.text,
+                  "limit": limit}
+        return [_row_to_job(r) for r in self._read(query, params)]
+
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        if not ids:
+            return []
+        lock, delete = {"archive": (_Q.lock_archive_ids, _Q.delete_archive_ids),
+                        "dead": (_Q.lock_dead_ids, _Q.delete_dead_ids)}[table]
+
+        def work(cur: Any) -> list[int]:
+            cur.execute(lock, {"ids": tuple(ids)})
+            found = tuple(r[0] for r in cur.fetchall())
+            if not found:
+                return []
+            cur.execute(delete, {"ids": found})
+            if cur.rowcount != len(found):
+                raise ClaimqError(f"deleted {cur.rowcount} of the {len(found)} rows it locked")
+            return list(found)
+
+        return self._write(work)
+
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        if not ids:
+            return []
+
+        def work(cur: Any) -> list[int]:
+            now = self._now()
+            cur.execute(_Q.lock_waiting, {"ids": tuple(ids), "now": now})
+            found = tuple(r[0] for r in cur.fetchall())
+            if not found:
+                return []
+            cur.execute(_Q.run_now, {"ids": found, "now": now})
+            if cur.rowcount != len(found):
+                raise ClaimqError(f"run_now changed {cur.rowcount} of the {len(found)} rows "
+                                  "it locked")
+            return list(found)
+
+        return self._write(work)
+
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        params = {"now": self._now(), "actor": actor, "action": action, "target": target,
+                  "detail": detail_json, "affected": affected}
+
+        def work(cur: Any) -> int:
+            cur.execute(_Q.record_audit, params)
+            return int(cur.lastrowid)
+
+        return self._write(work)
+
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        return [
+            AuditEntry(id=r["id"], at=_aware(r["at"]), actor=r["actor"], action=r["action"],
+                       target=r["target"], detail=json.loads(r["detail"]),
+                       affected=int(r["affected"]))
+            for r in self._read(_Q.list_audit, {"before": before, "limit": limit})
+        ]
+
     def cancel(self, job_id: int) -> CancelOutcome:
         def work(cur: Any) -> CancelOutcome:
             params = {"id": job_id, "now": self._now()}
@@ -842,7 +923,9 @@ class MySQLBackend(PlainOptionalParts):
 
         def work(cur: Any) -> int:
             cur.execute(query, params)
-            return int(cur.rowcount)
+            count = int(cur.rowcount)
+            cur.execute(_Q.purge_progress)
+            return count
 
         return self._write(work)
 
@@ -861,6 +944,24 @@ class MySQLBackend(PlainOptionalParts):
             return bool(cur.rowcount == 1)
 
         return self._write(work)
+
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        params = {"id": owned.id, "token": owned.token, "fraction": fraction, "note": note,
+                  "now": self._now()}
+
+        def work(cur: Any) -> bool:
+            cur.execute(_Q.set_progress, params)
+            return bool(cur.rowcount > 0)  # 1 inserted, 2 updated (1 unchanged: FOUND_ROWS)
+
+        return self._write(work)
+
+    def get_progress(self, job_id: int) -> Progress | None:
+        rows = self._read(_Q.get_progress, {"id": job_id})
+        if not rows:
+            return None
+        r = rows[0]
+        return Progress(float(r["fraction"]), r["note"], int(r["attempt"]),
+                        r["updated_at"].replace(tzinfo=UTC))
 
     def configure_queue(
         self,
