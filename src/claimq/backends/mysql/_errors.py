@@ -14,6 +14,7 @@ from claimq.errors import (
 DEADLOCK = 1213  # the server rolled the whole transaction back
 LOCK_WAIT_TIMEOUT = 1205  # only the statement was rolled back
 RETRYABLE = frozenset({DEADLOCK, LOCK_WAIT_TIMEOUT})
+DUPLICATE_KEY = 1062  # a unique key's value is taken
 # A retry can outlast these: too many connections, the server shutting down, a connection
 # killed, interrupted or idle too long, and the client's codes for a connection refused or lost.
 _TRANSIENT = frozenset({

@@ -31,10 +31,14 @@ from claimq.backends.base import (
     HeartbeatResult,
     JobFilter,
     Owned,
+    Planner,
     Progress,
+    PruneBatch,
     QueueInfo,
     ReapResult,
+    RetentionPolicy,
     RoleKind,
+    ScheduleRow,
     Settled,
     Started,
     Table,
@@ -43,6 +47,7 @@ from claimq.backends.base import (
 from claimq.backends.mysql._errors import (
     BROKEN,
     DEADLOCK,
+    DUPLICATE_KEY,
     RETRYABLE,
     error_code,
     translate,
@@ -111,6 +116,12 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _count(cur: Any, query: str, params: dict[str, Any]) -> int:
+    """Runs one statement: the rows it changed (an UPDATE's: those it matched, FOUND_ROWS)."""
+    cur.execute(query, params)
+    return int(cur.rowcount)
+
+
 def _dicts(cur: Any) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
@@ -151,6 +162,33 @@ def _row_to_job(row: dict[str, Any]) -> Job:
         result=result,
         reason=get("reason"),
     )
+
+
+def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
+    next_run_at = _aware(r["next_run_at"])
+    assert next_run_at is not None  # NOT NULL
+    return ScheduleRow(
+        name=r["name"], task=r["task"], payload_json=r["payload_json"], queue=r["queue"],
+        priority=r["priority"], max_attempts=r["max_attempts"], timeout=r["timeout_seconds"],
+        cron=r["cron"], every=r["every_seconds"], tz=r["tz"], missed=r["missed"],
+        paused=bool(r["paused"]), next_run_at=next_run_at, last_run_at=_aware(r["last_run_at"]),
+        last_job_id=r["last_job_id"], declared=r["declared"], created_at=_aware(r["created_at"]),
+        updated_at=_aware(r["updated_at"]),
+    )
+
+
+def _schedule_params(row: ScheduleRow, now: datetime | None) -> dict[str, Any]:
+    return {
+        "name": row.name, "task": row.task, "payload": row.payload_json, "queue": row.queue,
+        "priority": row.priority, "max_attempts": row.max_attempts, "timeout": row.timeout,
+        "cron": row.cron, "every": row.every, "tz": row.tz, "missed": row.missed,
+        "paused": row.paused, "next_run_at": _naive(row.next_run_at),
+        "declared": row.declared, "now": now,
+    }
+
+
+_PRUNED = {"archive": ("claimq_archive", _Q.delete_archive_ids),
+           "dead": ("claimq_dead", _Q.delete_dead_ids)}
 
 
 def _split_statements(script: str) -> list[str]:
@@ -1000,3 +1038,140 @@ class MySQLBackend(PlainOptionalParts):
             )
             for r in self._read(_Q.list_queues, {"now": self._now()})
         ]
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]:
+        return [_schedule_row(r) for r in self._read(_Q.list_schedules, {"name": name})]
+
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        params = _schedule_params(row, self._now())
+
+        def work(cur: Any) -> bool:
+            try:
+                cur.execute(_Q.insert_schedule, params)
+            except self._error_types as exc:
+                if error_code(exc) != DUPLICATE_KEY:
+                    raise
+                return False  # the name is taken (only the statement was rolled back)
+            return True
+
+        return self._write(work)
+
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        params = _schedule_params(row, self._now())
+        return self._write(lambda cur: _count(cur, _Q.update_schedule, params) == 1)
+
+    def delete_schedule(self, name: str) -> bool:
+        return self._write(lambda cur: _count(cur, _Q.delete_schedule, {"name": name}) == 1)
+
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        def work(cur: Any) -> dict[str, list[int]]:
+            fired: dict[str, list[int]] = {}
+            cur.execute(_Q.due_schedules, {"now": self._now(), "limit": limit})
+            for r in _dicts(cur):
+                now = r["now"]  # the transaction's time: the plan's and the writes'
+                planned = plan(_schedule_row(r), now.replace(tzinfo=UTC))
+                if planned is None:
+                    continue
+                ids = self._insert(cur, planned.jobs, retention) if planned.jobs else []
+                last = planned.last_tick
+                moved = _count(cur, _Q.schedule_fired, {
+                    "name": r["name"], "old_next_run_at": r["next_run_at"],
+                    "next_run_at": _naive(planned.next_run_at),
+                    "last_tick": None if last is None else _naive(last),
+                    "last_job_id": ids[-1] if ids else None, "now": now,
+                })
+                if moved != 1:  # the row is locked by this transaction: cannot happen
+                    raise ClaimqError(f"schedule {r['name']!r} changed while locked")
+                fired[r["name"]] = ids
+            return fired
+
+        return self._write(work)
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def list_retention(self) -> list[RetentionPolicy]:
+        return [
+            RetentionPolicy(
+                queue=r["queue"], archive_age=r["archive_age"],
+                archive_rows=None if r["archive_rows"] is None else int(r["archive_rows"]),
+                dead_age=r["dead_age"],
+                dead_rows=None if r["dead_rows"] is None else int(r["dead_rows"]))
+            for r in self._read(_Q.list_retention, {})
+        ]
+
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        params = {"queue": policy.queue, "archive_age": policy.archive_age,
+                  "archive_rows": policy.archive_rows, "dead_age": policy.dead_age,
+                  "dead_rows": policy.dead_rows, "now": self._now()}
+        self._write(lambda cur: cur.execute(_Q.set_retention, params))
+
+    def delete_retention(self, queue: str) -> bool:
+        return self._write(lambda cur: _count(cur, _Q.delete_retention, {"queue": queue}) == 1)
+
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        # Two statements, not one upsert whose assignments would depend on their order.
+        params = {"name": name, "holder": holder, "seconds_us": _micros(seconds),
+                  "now": self._now()}
+
+        def work(cur: Any) -> bool:
+            if _count(cur, _Q.renew_lease, params) == 1:
+                return True
+            return _count(cur, _Q.take_lease, params) == 1
+
+        return self._write(work)
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self._write(lambda cur: cur.execute(_Q.drop_lease, {"name": name, "holder": holder}))
+
+    def prune(self, batch: PruneBatch) -> int:
+        table, delete = _PRUNED[batch.table]
+        params: dict[str, Any] = {
+            "queue": batch.queue, "skip": _dumps(list(batch.skip_queues)),
+            "older_than_us": None if batch.older_than is None else _micros(batch.older_than),
+            "keep_rows": batch.keep_rows, "beyond_at": None, "beyond_id": None,
+            "batch": batch.limit, "now": self._now()}
+        if batch.older_than is None and batch.keep_rows is None:
+            return 0
+
+        def work(cur: Any) -> int:
+            if batch.keep_rows is not None:
+                cur.execute(_Q.prune_beyond.replace("{table}", table), params)
+                beyond = cur.fetchone()
+                if beyond is not None:
+                    params["beyond_at"], params["beyond_id"] = beyond
+                elif batch.older_than is None:
+                    return 0  # no more rows than the queue keeps
+            cur.execute(_Q.prune.replace("{table}", table), params)
+            ids = tuple(r[0] for r in cur.fetchall())
+            if not ids:
+                return 0
+            deleted = _count(cur, delete, {"ids": ids})
+            if deleted != len(ids):
+                raise ClaimqError(f"pruned {deleted} of the {len(ids)} rows it locked")
+            return deleted
+
+        return self._write(work)
+
+    def partition_archive(self) -> bool:
+        """Not here (capabilities.partitions is false): raises InvalidInput."""
+        raise InvalidInput("a partitioned archive needs PostgreSQL")
+
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        """Nothing to maintain: the archive is one table."""
+        return [], []
+
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        params = {"retention_us": _micros(retention), "batch": batch, "now": self._now()}
+
+        def work(cur: Any) -> int:
+            cur.execute(_Q.prune_idempotency, params)
+            keys = tuple(r[0] for r in cur.fetchall())
+            if not keys:
+                return 0
+            return _count(cur, _Q.delete_keys, {"keys": keys})
+
+        return self._write(work)
