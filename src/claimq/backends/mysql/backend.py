@@ -1136,14 +1136,15 @@ class MySQLBackend(PlainOptionalParts):
             return 0
 
         def work(cur: Any) -> int:
+            found = dict(params)  # (a retried transaction reads its `beyond` row again)
             if batch.keep_rows is not None:
-                cur.execute(_Q.prune_beyond.replace("{table}", table), params)
+                cur.execute(_Q.prune_beyond.replace("{table}", table), found)
                 beyond = cur.fetchone()
                 if beyond is not None:
-                    params["beyond_at"], params["beyond_id"] = beyond
+                    found["beyond_at"], found["beyond_id"] = beyond
                 elif batch.older_than is None:
                     return 0  # no more rows than the queue keeps
-            cur.execute(_Q.prune.replace("{table}", table), params)
+            cur.execute(_Q.prune.replace("{table}", table), found)
             ids = tuple(r[0] for r in cur.fetchall())
             if not ids:
                 return 0
