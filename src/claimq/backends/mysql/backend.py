@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from claimq._validate import NewJob
 from claimq.backends._plain import PlainOptionalParts
-from claimq.backends._rows import Undecodable, json_columns, loads_exact
+from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
 from claimq.backends._url import redact
 from claimq.backends.base import (
@@ -26,22 +26,29 @@ from claimq.backends.base import (
     Capabilities,
     ClaimRequest,
     Completion,
+    DeadRow,
     FailResult,
     Failure,
     HeartbeatResult,
     JobFilter,
+    LiveRow,
     Owned,
     Planner,
     Progress,
     PruneBatch,
     QueueInfo,
+    QueueSettings,
     ReapResult,
+    RecentRow,
     RetentionPolicy,
     RoleKind,
     ScheduleRow,
     Settled,
     Started,
+    StatsRows,
     Table,
+    WorkerInfo,
+    WorkerRecord,
     queue_settings,
 )
 from claimq.backends.mysql._errors import (
@@ -535,7 +542,7 @@ class MySQLBackend(PlainOptionalParts):
                 params += (j.queue, j.task, j.payload_json, _dumps(list(j.tags)),
                            j.idempotency_key, j.priority, j.max_attempts,
                            None if j.run_at is None else _naive(j.run_at), _micros(j.delay),
-                           j.timeout, j.retry_json)
+                           j.timeout, j.retry_json, j.trace_context)
             cur.execute(_Q.insert_jobs.replace("{rows}", ",".join([row] * len(chunk))), params)
             ids += [r[0] for r in cur.fetchall()]
             start = end
@@ -1176,3 +1183,74 @@ class MySQLBackend(PlainOptionalParts):
             return _count(cur, _Q.delete_keys, {"keys": keys})
 
         return self._write(work)
+
+    # -- operating: the worker registry, stats, trace contexts ----------------------------------
+
+    def register_worker(self, worker: WorkerRecord) -> None:
+        params = {**worker._asdict(), "now": self._now(),
+                  "queues": None if worker.queues is None else _dumps(list(worker.queues))}
+        self._write(lambda cur: cur.execute(_Q.register_worker, params))
+
+    def worker_seen(self, worker_id: str, in_flight: int) -> bool:
+        params = {"id": worker_id, "in_flight": in_flight, "now": self._now()}
+        return self._write(lambda cur: _count(cur, _Q.worker_seen, params)) == 1
+
+    def unregister_worker(self, worker_id: str) -> bool:
+        def work(cur: Any) -> bool:
+            cur.execute(_Q.unregister_worker, {"id": worker_id})
+            return cur.fetchone() is not None
+
+        return self._write(work)
+
+    def list_workers(self) -> list[WorkerInfo]:
+        rows = self._read(_Q.list_workers, {"now": self._now()})
+        workers = []
+        for r in rows:
+            started_at, last_seen_at = _aware(r["started_at"]), _aware(r["last_seen_at"])
+            assert started_at is not None and last_seen_at is not None  # NOT NULL
+            workers.append(WorkerInfo(
+                id=r["id"], host=r["host"], pid=r["pid"],
+                queues=None if r["queues"] is None else tuple(json.loads(r["queues"])),
+                concurrency=r["concurrency"], version=r["version"], started_at=started_at,
+                last_seen_at=last_seen_at, in_flight=r["in_flight"],
+                alive=r["dead_at"] is None, dead_at=_aware(r["dead_at"]),
+                silent_for=max(float(r["silent_for"]), 0.0)))
+        return workers
+
+    def prune_workers(self, dead_after: float, forget_after: float) -> tuple[int, int]:
+        def work(cur: Any) -> tuple[int, int]:
+            # One time for both statements; deleted first: a row marked now is deleted at the
+            # earliest by the next call.
+            now = self._now() or _naive(self.now())
+            deleted = _count(cur, _Q.forget_workers,
+                             {"now": now, "forget_after_us": _micros(forget_after)})
+            marked = _count(cur, _Q.mark_dead_workers,
+                            {"now": now, "dead_after_us": _micros(dead_after)})
+            return marked, deleted
+
+        return self._write(work)
+
+    def stats(self, window: float) -> StatsRows:
+        # One time for every part (the server's, unless on a test's clock).
+        now = self._now() or _naive(self.now())
+        params = {"now": now, "since": now - timedelta(seconds=window)}
+        queues = [QueueSettings(r["name"], bool(r["paused"]), bool(r["active"]),
+                                r["max_workers"]) for r in self._read(_Q.stats_queues, {})]
+        live = [LiveRow(r["queue"], r["task"], int(r["pending"]), int(r["scheduled"]),
+                        int(r["running"]), int(r["past_lease"]),
+                        None if r["oldest_due_age"] is None else float(r["oldest_due_age"]))
+                for r in self._read(_Q.stats_live, params)]
+        dead = [DeadRow(r["queue"], r["task"], r["reason"], int(r["count"]))
+                for r in self._read(_Q.stats_dead, {})]
+        recent = [RecentRow(r["queue"], r["task"], int(r["completed"]), int(r["failed"]),
+                            int(r["finished"]), int(r["attempts"]))
+                  for r in self._read(_Q.stats_recent, params)]
+        latency = latency_rows((r["queue"], r["task"], r["wait"], r["run"])
+                               for r in self._read(_Q.stats_latency, params))
+        return StatsRows(now.replace(tzinfo=UTC), queues, live, dead, recent, latency)
+
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        rows = self._read(_Q.trace_contexts, {"ids": tuple(ids)})
+        return {r["id"]: r["trace_context"] for r in rows}

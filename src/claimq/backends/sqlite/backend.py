@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 from claimq._validate import NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._plain import PlainOptionalParts
-from claimq.backends._rows import Undecodable, json_columns, loads_exact, percentiles
+from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -29,7 +29,6 @@ from claimq.backends.base import (
     Failure,
     HeartbeatResult,
     JobFilter,
-    LatencyRow,
     LiveRow,
     Owned,
     Planner,
@@ -879,17 +878,7 @@ class SQLiteBackend(PlainOptionalParts):
         live = [LiveRow(*r) for r in conn.execute(_Q.stats_live, params)]
         dead = [DeadRow(*r) for r in conn.execute(_Q.stats_dead)]
         recent = [RecentRow(*r) for r in conn.execute(_Q.stats_recent, params)]
-        waits: dict[tuple[str, str], list[float]] = {}
-        runs: dict[tuple[str, str], list[float]] = {}
-        for queue, task, wait, run in conn.execute(_Q.stats_latency, params):
-            for key in (("queue", queue), ("task", task)):
-                waits.setdefault(key, []).append(wait)
-                runs.setdefault(key, []).append(run)
-        latency = [
-            LatencyRow("queue" if kind == "queue" else "task", name, len(values),
-                       percentiles(values), percentiles(runs[(kind, name)]))
-            for (kind, name), values in waits.items()
-        ]
+        latency = latency_rows(conn.execute(_Q.stats_latency, params))
         return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency)
 
     @mapped
