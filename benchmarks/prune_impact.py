@@ -60,6 +60,8 @@ def main() -> None:
     parser.add_argument("--database", required=True)
     parser.add_argument("--archived", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--out", type=Path,
+                        default=Path(__file__).parent / "results" / "prune_impact.json")
     args = parser.parse_args()
     schema = f"bench_{uuid.uuid4().hex[:8]}"
     app = App(args.database + ("&" if "?" in args.database else "?") + f"schema={schema}")
@@ -95,7 +97,7 @@ def main() -> None:
               "large_over_small_p50": round(large["p50_ms"] / small["p50_ms"], 2),
               "pruning_over_large_p50": round(during["p50_ms"] / large["p50_ms"], 2)}
     print(json.dumps(result, indent=2, default=str))
-    out = Path(__file__).parent / "results" / "prune_impact.json"
+    out = args.out
     out.write_text(json.dumps({
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": f"benchmarks/prune_impact.py --database {args.database} "

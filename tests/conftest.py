@@ -1,14 +1,15 @@
 """Shared fixtures: every backend-facing test runs against a real SQLite file and a real
-PostgreSQL server. With CLAIMQ_REQUIRE_POSTGRES=1 (CI) a missing server fails the run."""
+PostgreSQL server (the conformance and App tests also a real MariaDB server). With
+CLAIMQ_REQUIRE_POSTGRES=1 or CLAIMQ_REQUIRE_MARIADB=1 (CI) a missing server fails the run."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 
 import pytest
+from dbs import MARIADB_URL, fresh_db_url, mariadb_admin
 
 from claimq import App
 
@@ -43,23 +44,18 @@ def pg_base_url() -> str:
     return _pg_base_url()
 
 
-def drop_schema(base_url: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(base_url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+@pytest.fixture(scope="session")
+def mariadb_server() -> str:
+    """The MariaDB server's URL without a database (`mysql://root@127.0.0.1:3306`)."""
+    mariadb_admin().close()
+    return MARIADB_URL.rstrip("/")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
-    """A fresh, empty database URL on each backend: a new SQLite file, or a new PG schema."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/claimq.db"
-        return
-    base = request.getfixturevalue("pg_base_url")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    yield f"{base}?schema={schema}"
-    drop_schema(base, schema)
+    """A fresh, empty database URL on each backend: a new SQLite file, or a new PG schema
+    (tests/conformance and tests/app add MariaDB: their conftests widen this fixture)."""
+    yield from fresh_db_url(request, request.param, tmp_path)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """`claimq bench`: how fast this machine and database run claimq, checked job by job.
 
-Three modes, each on a fresh schema (PostgreSQL) or a fresh file (SQLite) unless `--reuse`:
+Three modes, each on a fresh schema (PostgreSQL), file (SQLite) or database (MariaDB) unless
+`--reuse`:
 
 - **burn**: bulk-enqueue N no-op jobs (timed: enqueue jobs/s) into a paused queue, start W
   worker processes of C slots each, open the queue and time the drain from the first handler
@@ -100,10 +101,11 @@ class Target:
     """The database a run uses: its URL (with the fresh schema or file) and how to reach it."""
 
     url: str
-    kind: str  # "postgresql" | "sqlite"
+    kind: str  # "postgresql" | "sqlite" | "mysql"
     fresh: bool
     schema: str = ""  # PostgreSQL
     path: str = ""  # SQLite
+    database: str = ""  # MariaDB/MySQL
     _backend: Backend | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -121,6 +123,12 @@ class Target:
                 path = f"{stem}-{secrets.token_hex(4)}{ext or '.db'}"
                 url = f"sqlite:///{path}" + (f"?{parsed.query}" if parsed.query else "")
             return cls(url, "sqlite", fresh, path=path)
+        if scheme in ("mysql", "mariadb"):
+            from claimq.backends.mysql import fresh_database
+
+            if fresh:
+                url = fresh_database(url, "bench")
+            return cls(url, "mysql", fresh, database=urlparse(url).path.lstrip("/"))
         raise click.BadParameter(f"unsupported database URL {url!r}", param_hint="--database")
 
     def table(self, name: str) -> str:
@@ -138,9 +146,12 @@ class Target:
         return self.backend().run_sql(sql, params)
 
     def seconds(self, later: str, earlier: str) -> str:
-        """SQL for `later - earlier` in seconds (timestamptz on PostgreSQL, epoch on SQLite)."""
+        """SQL for `later - earlier` in seconds (timestamptz on PostgreSQL, epoch on SQLite,
+        DATETIME on MariaDB/MySQL)."""
         if self.kind == "postgresql":
             return f"extract(epoch FROM {later} - {earlier})::float8"
+        if self.kind == "mysql":
+            return f"TIMESTAMPDIFF(MICROSECOND, {earlier}, {later}) / 1e6"
         return f"({later} - {earlier})"
 
     def notify(self, app: App) -> None:
@@ -152,6 +163,8 @@ class Target:
         if self.kind == "postgresql":
             for name in ("jobs", "archive", "queues"):
                 self.rows(f"ANALYZE {self.table(name)}")
+        elif self.kind == "mysql":
+            self.rows("ANALYZE TABLE claimq_jobs, claimq_archive, claimq_queues")
         else:
             self.rows("ANALYZE")
 
@@ -160,6 +173,8 @@ class Target:
             return
         if self.kind == "postgresql":
             self.rows(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+        if self.kind == "mysql":
+            self.rows(f"DROP DATABASE IF EXISTS {self.database}")
         if self._backend is not None:
             self._backend.close()
             self._backend = None

@@ -59,7 +59,7 @@ def charge_card(ctx: JobContext, n: int, cents: int) -> None:
     # The business write and the job's completion commit in one transaction, keyed by the job's
     # idempotency key: a rerun after a crash cannot charge twice.
     with app.transaction() as conn:
-        _execute(conn, "INSERT INTO {t} (key, order_no, cents) VALUES ({p}, {p}, {p})",
+        _execute(conn, "INSERT INTO {t} (charge_key, order_no, cents) VALUES ({p}, {p}, {p})",
                  (ctx.idempotency_key, n, cents))
         ctx.complete_in(conn)
 
@@ -74,7 +74,9 @@ async def long_export(ctx: JobContext) -> None:
 
 
 def _charges_table() -> str:
-    return "demo_charges" if app.backend.kind == "sqlite" else f"{_schema()}.demo_charges"
+    if app.backend.kind in ("sqlite", "mysql"):  # one namespace: the file, the database
+        return "demo_charges"
+    return f"{_schema()}.demo_charges"
 
 
 def _schema() -> str:
@@ -83,6 +85,10 @@ def _schema() -> str:
 
 def _execute(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
     p = "?" if app.backend.kind == "sqlite" else "%s"
+    if app.backend.kind == "mysql":  # a DB-API connection: statements go through a cursor
+        cur = conn.cursor()
+        cur.execute(sql.format(t=_charges_table(), p=p), params or None)
+        return cur
     return conn.execute(sql.format(t=_charges_table(), p=p), params)
 
 
@@ -101,6 +107,10 @@ def _fresh_database(url: str) -> str:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return url
+    if url.split(":", 1)[0].lower() in ("mysql", "mariadb"):
+        from claimq.backends.mysql import fresh_database
+
+        return fresh_database(url, "claimq_demo")
     return with_option(url, "schema", f"claimq_demo_{uuid.uuid4().hex[:8]}")
 
 
@@ -119,7 +129,7 @@ def _percentile(values: list[float], q: float) -> float:
 @click.command(name="demo")
 @click.option("--database", "url", default=None,
               help=f"Database URL (default {DEMO_URL}, made fresh each run; a PostgreSQL URL "
-                   "gets a fresh schema).")
+                   "gets a fresh schema, a MySQL URL a fresh database on its server).")
 @click.option("--jobs", "scale", default=3500, show_default=True,
               type=click.IntRange(200, 90_000), help="About how many jobs to enqueue.")
 @click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 64))
@@ -199,7 +209,7 @@ def command(
 
 def _execute_setup() -> None:
     with app.transaction() as conn:
-        _execute(conn, "CREATE TABLE IF NOT EXISTS {t} (key TEXT PRIMARY KEY, "
+        _execute(conn, "CREATE TABLE IF NOT EXISTS {t} (charge_key VARCHAR(255) PRIMARY KEY, "
                        "order_no INTEGER NOT NULL, cents INTEGER NOT NULL)")
 
 
@@ -209,8 +219,8 @@ def _report(console: Console, elapsed: float, total: int, images: int, emails: i
     dead = app.list_jobs("dead", limit=100_000)
     live = app.list_jobs("live", limit=100_000)
     with app.transaction() as conn:
-        rows = _execute(conn, "SELECT key FROM {t}").fetchall()
-    charge_keys = [r["key"] for r in rows]
+        rows = _execute(conn, "SELECT charge_key FROM {t}").fetchall()
+    charge_keys = [r["charge_key"] if isinstance(r, dict) else r[0] for r in rows]
     by_task = Counter(j.task for j in archive)
     reasons = Counter((j.task, j.reason) for j in dead)
     retried = [j for j in archive if j.attempts > 1]

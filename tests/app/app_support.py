@@ -77,9 +77,30 @@ def running(app: App, task: str = "t", *, worker: str = "w1", lease: float | Non
     return job
 
 
+def table(app: App, name: str) -> str:
+    """The name of claimq's table `name` (jobs, archive, dead, queues) in SQL of one's own."""
+    backend: Any = app.backend
+    if backend.kind in ("sqlite", "mysql"):
+        return f"claimq_{name}"
+    return f"{backend.schema}.{name}"
+
+
+def execute(conn: Any, sql: str, params: Any = ()) -> Any:
+    """A statement on a driver connection of any backend (PyMySQL's go through a cursor)."""
+    if hasattr(conn, "execute"):
+        return conn.execute(sql, params)
+    cur = conn.cursor()
+    cur.execute(sql, params or None)
+    return cur
+
+
+DRIVER_MODULES = ("sqlite3", "psycopg", "psycopg_pool", "pymysql", "MySQLdb")
+
+
 class CallerTransaction:
     """A transaction the caller owns on the same database: a sqlite3.Connection from
-    backend.connect() inside BEGIN, or a psycopg.Connection with autocommit off."""
+    backend.connect() inside BEGIN, a psycopg.Connection with autocommit off, or a PyMySQL
+    connection from backend.connect() inside START TRANSACTION."""
 
     def __init__(self, app: App) -> None:
         backend: Any = app.backend
@@ -87,11 +108,18 @@ class CallerTransaction:
         if self.kind == "sqlite":
             self.conn: Any = backend.connect()
             self.conn.execute("BEGIN")
+        elif self.kind == "mysql":
+            self.conn = backend.connect()
+            self.conn.cursor().execute("START TRANSACTION")
         else:
             import psycopg
 
             self.conn = psycopg.connect(backend.conninfo)
             assert not self.conn.autocommit
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        """A statement of the test's own on the transaction's connection."""
+        return execute(self.conn, sql, params)
 
     def commit(self) -> None:
         if self.kind == "sqlite":

@@ -4,13 +4,21 @@ expire, delays fall due and retention windows close without sleeping."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+from dbs import fresh_db_url
 
 from claimq import App
 from claimq.clock import FakeClock
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    """A fresh, empty database on each backend, MariaDB too."""
+    yield from fresh_db_url(request, request.param, tmp_path)
 
 
 @pytest.fixture

@@ -596,7 +596,7 @@ def test_app_constructor_rejects(case: str, tmp_path: Path) -> None:
 
 
 BAD_URLS: dict[str, tuple[Any, str]] = {
-    "mysql": ("mysql://root@localhost/db", "unsupported database URL"),
+    "oracle": ("oracle://root@localhost/db", "unsupported database URL"),
     "empty": ("", "unsupported database URL"),
     "no-scheme": ("claimq.db", "unsupported database URL"),
     "http": ("http://example.com", "unsupported database URL"),
@@ -613,6 +613,13 @@ BAD_URLS: dict[str, tuple[Any, str]] = {
     "pg-schema-newline": ("postgresql://u@127.0.0.1:1/db?schema=claimq%0A", "schema must be"),
     "pg-pool-text": ("postgresql://u@127.0.0.1:1/db?pool_size=many", "pool_size must be"),
     "pg-pool-zero": ("postgresql://u@127.0.0.1:1/db?pool_size=0", "pool_size must be"),
+    "mysql-no-database": ("mysql://root@127.0.0.1:1/", "names its database"),
+    "mysql-unknown-option": ("mysql://root@127.0.0.1:1/db?schema=x", "unknown MySQL URL"),
+    "mysql-driver": ("mariadb://root@127.0.0.1:1/db?driver=odbc", "driver must be"),
+    "mysql-lock-wait": ("mysql://root@127.0.0.1:1/db?lock_wait_timeout=0", "lock_wait_timeout"),
+    "mysql-bad-port": ("mysql://root@127.0.0.1:port/db", "invalid database URL"),
+    "mysql-read-timeout": ("mysql://root@127.0.0.1:1/db?read_timeout=5&lock_wait_timeout=10",
+                           "read_timeout must be longer"),
 }
 
 

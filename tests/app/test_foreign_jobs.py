@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from app_support import CallerTransaction
+from app_support import CallerTransaction, table
 
 from claimq import App
 from claimq.clock import FakeClock
@@ -33,12 +33,12 @@ def _insert_sql(app: App, rows: int) -> str:
         return ("INSERT INTO claimq_jobs (queue, task, payload, run_at, created_at, updated_at) "
                 f"VALUES {values}")
     values = ", ".join(f"('foreign', 'ext.task', '{{\"n\": {i}}}')" for i in range(rows))
-    return f"INSERT INTO {backend.schema}.jobs (queue, task, payload) VALUES {values}"
+    return f"INSERT INTO {table(app, 'jobs')} (queue, task, payload) VALUES {values}"
 
 
 def _run(app: App, sql: str) -> None:
     with CallerTransaction(app) as tx:
-        tx.conn.execute(sql)
+        tx.execute(sql)
         tx.commit()
 
 
@@ -79,10 +79,10 @@ def _undo_trigger(app: App) -> int:
     """Puts the database back to the schema without the trigger (later migrations may stay);
     returns the trigger migration's version."""
     backend: Any = app.backend
-    table = "claimq_migrations" if backend.kind == "sqlite" else f"{backend.schema}.migrations"
+    table = f"{backend.schema}.migrations" if backend.kind == "postgresql" else "claimq_migrations"
     [(version,)] = backend.run_sql(
         f"SELECT version FROM {table} WHERE name = 'queue_rows_for_foreign_jobs'")
-    if backend.kind == "sqlite":
+    if backend.kind in ("sqlite", "mysql"):
         statements = ["DROP TRIGGER claimq_jobs_queue_row",
                       f"DELETE FROM claimq_migrations WHERE version = {version}"]
     else:
@@ -92,7 +92,7 @@ def _undo_trigger(app: App) -> int:
                       f"DELETE FROM {s}.migrations WHERE version = {version}"]
     with CallerTransaction(app) as tx:
         for statement in statements:
-            tx.conn.execute(statement)
+            tx.execute(statement)
         tx.commit()
     return version
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from app_support import running
+from app_support import execute, running, table
+from polling import in_thread
 
 from claimq import App
 from claimq.backends.base import HeartbeatResult, Owned
@@ -17,17 +18,7 @@ WAIT = 30.0  # generous: the fixed statement returns at once; the old one waited
 def _beat_in_thread(
     app: App, owned: list[Owned], lease: float
 ) -> tuple[threading.Thread, dict[str, Any]]:
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = app.backend.heartbeat(owned, lease)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, out
+    return in_thread(lambda: app.backend.heartbeat(owned, lease))
 
 
 def test_a_row_locked_elsewhere_is_busy_and_the_others_are_renewed(app: App) -> None:
@@ -41,8 +32,8 @@ def test_a_row_locked_elsewhere_is_busy_and_the_others_are_renewed(app: App) -> 
         return
     locked = jobs[0]
     with app.backend.transaction() as conn:
-        conn.execute(f"SELECT 1 FROM {app.backend.schema}.jobs WHERE id = %s FOR UPDATE",
-                     (locked.id,))
+        execute(conn, f"SELECT 1 FROM {table(app, 'jobs')} WHERE id = %s FOR UPDATE",
+                (locked.id,))
         thread, out = _beat_in_thread(app, owned, 600.0)
         thread.join(WAIT)
         stalled = thread.is_alive()
@@ -75,8 +66,8 @@ def test_a_busy_row_whose_token_changed_is_lost_not_busy(app: App) -> None:
         assert result.alive == {mine.id}
         return
     with app.backend.transaction() as conn:
-        conn.execute(f"SELECT 1 FROM {app.backend.schema}.jobs WHERE id = ANY(%s) FOR UPDATE",
-                     ([mine.id, other.id],))
+        execute(conn, f"SELECT 1 FROM {table(app, 'jobs')} WHERE id IN (%s, %s) FOR UPDATE",
+                (mine.id, other.id))
         thread, out = _beat_in_thread(app, [Owned(mine.id, mine.claim_token or ""), stale], 60.0)
         thread.join(WAIT)
         stalled = thread.is_alive()

@@ -1,6 +1,6 @@
 """PostgreSQL's partitioned archive: the existing rows stay readable, completions land in the
 day's partition, waiters are still woken, and retention drops whole expired partitions. SQLite
-refuses the option."""
+and MariaDB/MySQL refuse the option."""
 
 from __future__ import annotations
 
@@ -84,9 +84,13 @@ def test_partitioned_archive_keeps_rows_and_drops_whole_days(pg: tuple[App, Fake
     assert app.result(late, timeout=0) == "late"
 
 
-def test_sqlite_refuses_a_partitioned_archive(tmp_path: object) -> None:
-    app = App(f"sqlite:///{tmp_path}/claimq.db")
+# Only the backends without capabilities.partitions: PostgreSQL's are the tests above.
+@pytest.mark.parametrize("db_url", ["sqlite", "mariadb"], indirect=True)
+def test_without_partitions_the_archive_is_refused(db_url: str) -> None:
+    app = App(db_url)
     app.migrate()
+    assert not app.backend.capabilities.partitions
+    assert app.backend.maintain_partitions(3, datetime.now(UTC)) == ([], [])
     try:
         with pytest.raises(InvalidInput, match="PostgreSQL"):
             app.partition_archive()

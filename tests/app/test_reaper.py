@@ -162,8 +162,8 @@ def test_tidy_vacuums_once_claims_leave_enough_dead_rows(app: App) -> None:
         assert app.backend.complete([Completion(j.id, j.claim_token or "") for j in jobs]) == {
             j.id for j in jobs}
     assert app.backend.tidy(10**9) is False, "far below the threshold: nothing to do"
-    if app.backend.kind == "sqlite":
-        assert app.backend.tidy(1) is False  # SQLite keeps no dead rows to clear
+    if app.backend.kind in ("sqlite", "mysql"):
+        assert app.backend.tidy(1) is False  # nothing to clear (InnoDB purges by itself)
         return
     import psycopg
 

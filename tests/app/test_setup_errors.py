@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from app_support import DRIVER_MODULES, execute
 
 from claimq import App
 from claimq.errors import (
@@ -40,8 +41,7 @@ CALLS: dict[str, Callable[[App], Any]] = {
 
 def _driver_error(exc: BaseException) -> bool:
     cause = exc.__cause__
-    return cause is not None and type(cause).__module__.split(".")[0] in (
-        "sqlite3", "psycopg", "psycopg_pool")
+    return cause is not None and type(cause).__module__.split(".")[0] in DRIVER_MODULES
 
 
 @pytest.mark.parametrize("call", sorted(CALLS))
@@ -112,8 +112,8 @@ def test_errors_of_the_callers_own_statements_pass_through_unmapped(app: App) ->
     """transaction() hands the caller a driver connection: what its own SQL raises is the
     driver's (the caller wrote the statement), while claimq's own statements map."""
     with pytest.raises(Exception) as raised, app.transaction() as conn:
-        conn.execute("SELECT * FROM no_such_table_of_the_caller")
-    assert type(raised.value).__module__.split(".")[0] in ("sqlite3", "psycopg")
+        execute(conn, "SELECT * FROM no_such_table_of_the_caller")
+    assert type(raised.value).__module__.split(".")[0] in DRIVER_MODULES
     assert app.queues() == []  # the failed transaction left nothing behind
 
 

@@ -42,6 +42,30 @@ _PG_DDL = [
 ]
 
 
+_MYSQL_DDL = [
+    """CREATE TABLE IF NOT EXISTS chaos_runs (
+        id BIGINT AUTO_INCREMENT PRIMARY KEY,
+        job_id BIGINT NOT NULL, token VARCHAR(64) NOT NULL, attempt INT NOT NULL,
+        worker VARCHAR(255) NOT NULL, pid INT NOT NULL,
+        started DOUBLE NOT NULL, ended DOUBLE, valid_at_start BOOLEAN NOT NULL,
+        outcome VARCHAR(32))""",
+    """CREATE TABLE IF NOT EXISTS chaos_effects (
+        `key` VARCHAR(255) PRIMARY KEY, job_id BIGINT NOT NULL, attempt INT NOT NULL,
+        worker VARCHAR(255) NOT NULL, token VARCHAR(64) NOT NULL, at DOUBLE NOT NULL)""",
+]
+
+
+def _mysql(app: App) -> bool:
+    return app.backend.kind == "mysql"
+
+
+def _cursor(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    """A PyMySQL connection's statement, through a cursor (its `%s` placeholders)."""
+    cur = conn.cursor()
+    cur.execute(sql, params or None)
+    return cur
+
+
 def _pg(app: App) -> str | None:
     """The schema of a PostgreSQL app, None for SQLite."""
     return getattr(app.backend, "schema", None) if app.backend.kind == "postgresql" else None
@@ -50,6 +74,10 @@ def _pg(app: App) -> str | None:
 def create_tables(app: App) -> None:
     schema = _pg(app)
     with app.transaction() as conn:
+        if _mysql(app):
+            for ddl in _MYSQL_DDL:
+                _cursor(conn, ddl)
+            return
         for ddl in _PG_DDL if schema else _SQLITE_DDL:
             conn.execute(ddl.format(s=schema))
 
@@ -64,6 +92,18 @@ def run_started(app: App, ctx: Any) -> int:
     token = ctx.job.claim_token
     now = time.time()
     with app.transaction() as conn:
+        if _mysql(app):
+            row = _cursor(
+                conn,
+                "SELECT claim_token = %s AND status = 'processing'"
+                " AND lease_until > UTC_TIMESTAMP(6) FROM claimq_jobs WHERE id = %s"
+                " LOCK IN SHARE MODE", (token, ctx.id)).fetchone()
+            return int(_cursor(
+                conn,
+                "INSERT INTO chaos_runs (job_id, token, attempt, worker, pid, started,"
+                " valid_at_start) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (ctx.id, token, ctx.attempt, ctx.worker_id, os.getpid(), now,
+                 bool(row and row[0]))).fetchone()[0])
         if schema:
             row = conn.execute(
                 f"SELECT (claim_token = %s::uuid AND status = 'processing'"
@@ -91,7 +131,10 @@ def run_started(app: App, ctx: Any) -> int:
 
 def run_ended_in(app: App, conn: Any, run_id: int, outcome: str) -> None:
     schema = _pg(app)
-    if schema:
+    if _mysql(app):
+        _cursor(conn, "UPDATE chaos_runs SET ended = %s, outcome = %s WHERE id = %s",
+                (time.time(), outcome, run_id))
+    elif schema:
         conn.execute(
             f"UPDATE {schema}.chaos_runs SET ended = %s, outcome = %s WHERE id = %s",
             (time.time(), outcome, run_id),
@@ -113,7 +156,12 @@ def effect_in(app: App, conn: Any, ctx: Any) -> bool:
     schema = _pg(app)
     args = (ctx.idempotency_key, ctx.id, ctx.attempt, ctx.worker_id, ctx.job.claim_token,
             time.time())
-    if schema:
+    if _mysql(app):
+        cur = _cursor(
+            conn,
+            "INSERT IGNORE INTO chaos_effects (`key`, job_id, attempt, worker, token, at)"
+            " VALUES (%s, %s, %s, %s, %s, %s)", args)
+    elif schema:
         cur = conn.execute(
             f"INSERT INTO {schema}.chaos_effects (key, job_id, attempt, worker, token, at)"
             " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
@@ -162,6 +210,10 @@ class Effect:
 def _rows(app: App, table: str, columns: str) -> list[tuple[Any, ...]]:
     schema = _pg(app)
     with app.transaction() as conn:
+        if _mysql(app):
+            quoted = columns.replace("key,", "`key`,")
+            return [tuple(r) for r in _cursor(
+                conn, f"SELECT {quoted} FROM {table} ORDER BY 1").fetchall()]
         if schema:
             cur = conn.execute(f"SELECT {columns} FROM {schema}.{table} ORDER BY 1")
             return [tuple(r.values()) for r in cur.fetchall()]

@@ -190,6 +190,13 @@ class Sampler(threading.Thread):
                 jobs = {r["id"]: (str(r["claim_token"]), r["valid"]) for r in conn.execute(
                     f"SELECT id, claim_token, lease_until > now() AS valid FROM {schema}.jobs"
                     " WHERE status = 'processing'")}
+            elif self.app.backend.kind == "mysql":
+                cur = conn.cursor()
+                cur.execute("SELECT job_id, token, pid FROM chaos_runs WHERE ended IS NULL")
+                runs = [tuple(r) for r in cur.fetchall()]
+                cur.execute("SELECT id, claim_token, lease_until > UTC_TIMESTAMP(6)"
+                            " FROM claimq_jobs WHERE status = 'processing'")
+                jobs = {r[0]: (r[1], bool(r[2])) for r in cur.fetchall()}
             else:
                 runs = [tuple(r) for r in conn.execute(
                     "SELECT job_id, token, pid FROM chaos_runs WHERE ended IS NULL")]

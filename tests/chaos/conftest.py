@@ -1,6 +1,6 @@
 """Fixtures of the chaos suite: a migrated App with the business tables on each backend (a fresh
-SQLite file, a fresh PostgreSQL schema), and real worker processes that are killed (whole
-process group) when the test ends, whatever happened."""
+SQLite file, a fresh PostgreSQL schema; a fresh MariaDB database for MARIADB_MODULES), and real
+worker processes that are killed (whole process group) when the test ends, whatever happened."""
 
 from __future__ import annotations
 
@@ -12,8 +12,30 @@ from typing import Any
 import chaos_biz as biz
 import pytest
 from chaos_harness import WorkerProcess, drop_schema
+from dbs import fresh_db_url
 
 from claimq import App
+
+# The scenarios that run on MariaDB too (the rest: SQLite and PostgreSQL; MariaDB has no TCP
+# proxy of the PostgreSQL wire protocol here, nor a throwaway cluster to restart).
+MARIADB_MODULES = frozenset({
+    "test_chaos_kill", "test_chaos_repeated_kills", "test_chaos_stall", "test_chaos_locks",
+    "test_chaos_lost_response", "test_chaos_priority_bulkhead",
+})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "db_url" in metafunc.fixturenames:
+        kinds = ["sqlite", "postgresql"]
+        if metafunc.module.__name__.rsplit(".", 1)[-1] in MARIADB_MODULES:
+            kinds.append("mariadb")
+        metafunc.parametrize("db_url", kinds, indirect=True)
+
+
+@pytest.fixture
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database of the kind the test is parametrized with."""
+    yield from fresh_db_url(request, request.param, tmp_path)
 
 
 @pytest.fixture

@@ -4,9 +4,10 @@
   connection, and some handlers keep it busy in an open transaction for 1.5 s. On SQLite the
   same handlers hold the single writer lock that long. Everything waits its turn; nothing fails,
   no lease is lost.
-- Another session holds locks while workers run. PostgreSQL: FOR UPDATE on some pending jobs
-  (claims skip them, the rest flows; once released they run too), and a row lock on a limited
-  queue's settings row (an operator's reconfiguration left open: the other queues keep flowing).
+- Another session holds locks while workers run. PostgreSQL and MariaDB: FOR UPDATE on some
+  pending jobs (claims skip them, the rest flows; once released they run too); PostgreSQL: a
+  row lock on a limited queue's settings row (an operator's reconfiguration left open: the
+  other queues keep flowing).
   SQLite: a long read transaction (WAL readers never block the writers).
 """
 
@@ -63,6 +64,13 @@ def test_locked_rows_are_skipped_and_the_rest_flows(capp: App, spawn) -> None:
         ).fetchall()
         assert len(rows) == len(locked)
         held_back = set(locked)
+    elif capp.backend.kind == "mysql":
+        session = capp.backend.connect()  # type: ignore[attr-defined]
+        cur = session.cursor()
+        cur.execute("START TRANSACTION")
+        cur.execute("SELECT id FROM claimq_jobs WHERE id IN %s FOR UPDATE", (tuple(locked),))
+        assert len(cur.fetchall()) == len(locked)
+        held_back = set(locked)
     else:
         session = sqlite3.connect(capp.backend.path, isolation_level=None)  # type: ignore[attr-defined]
         session.execute("BEGIN")
@@ -80,8 +88,10 @@ def test_locked_rows_are_skipped_and_the_rest_flows(capp: App, spawn) -> None:
             states = {j.id: j.status for j in live(capp)}
             assert {i: states.get(i) for i in held_back} == dict.fromkeys(held_back, "pending")
     finally:
-        session.rollback() if isinstance(session, psycopg.Connection) else session.execute(
-            "ROLLBACK")
+        if isinstance(session, sqlite3.Connection):
+            session.execute("ROLLBACK")
+        else:
+            session.rollback()
         session.close()
     wait_finished(capp, ids + more, timeout=40)
     assert worker.stop() == 0

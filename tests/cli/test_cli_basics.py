@@ -19,7 +19,7 @@ def test_help_database_option_and_connection_errors(tmp_path: Path) -> None:
         ["--help"],
         ["--version"],
         ["jobs", "--help"],
-        ["--database", "mysql://localhost/x", "stats"],
+        ["--database", "oracle://localhost/x", "stats"],
         ["--database", "postgresql://postgres@127.0.0.1:1/x", "stats"],
         ["jobs", "list", "--json"],
     )

@@ -168,6 +168,10 @@ def _begin(app: App) -> Any:
         conn = backend.connect()
         conn.execute("BEGIN IMMEDIATE")
         return conn
+    if backend.kind == "mysql":
+        conn = backend.connect()
+        conn.cursor().execute("START TRANSACTION")
+        return conn
     import psycopg
 
     return psycopg.connect(backend.conninfo)  # autocommit off: a transaction begins at once

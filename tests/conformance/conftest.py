@@ -1,12 +1,16 @@
 """The conformance suite's one fixture for claimq's own backends: a factory over a fresh
-database of each backend (the `db_url` fixture: a new SQLite file, a new PostgreSQL schema)."""
+database of each backend (the `db_url` fixture: a new SQLite file, a new PostgreSQL schema, a
+new MariaDB database)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from dbs import fresh_db_url
 
 from claimq.backends import open_backend
 from claimq.backends.base import Backend
@@ -58,6 +62,31 @@ def _store_json_postgres(backend: Backend, job_id: int, column: str, text: str) 
     raise AssertionError(f"no row of job {job_id} has a {column} column")
 
 
+def _store_json_mariadb(backend: Backend, job_id: int, column: str, text: str) -> bool:
+    """MariaDB keeps JSON as LONGTEXT (the payload with a json_valid() check), tags too."""
+    conn: Any
+    with backend.transaction() as conn:
+        cur = conn.cursor()
+        for table in _TABLES:
+            if table == "jobs" and column == "result":
+                continue
+            try:
+                cur.execute(f"UPDATE claimq_{table} SET {column} = %s WHERE id = %s",
+                            (text, job_id))
+            except Exception as exc:
+                if exc.args and exc.args[0] == 4025:  # CONSTRAINT ... failed (json_valid)
+                    return False
+                raise
+            if cur.rowcount:
+                return True
+    raise AssertionError(f"no row of job {job_id} has a {column} column")
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    yield from fresh_db_url(request, request.param, tmp_path)
+
+
 @pytest.fixture
 def conformance_backend_factory(db_url: str) -> BackendFactory:
     def open_migrated(clock: Clock) -> Backend:
@@ -65,5 +94,6 @@ def conformance_backend_factory(db_url: str) -> BackendFactory:
         backend.migrate()
         return backend
 
-    store = _store_json_sqlite if db_url.startswith("sqlite") else _store_json_postgres
+    store = (_store_json_sqlite if db_url.startswith("sqlite")
+             else _store_json_mariadb if db_url.startswith("mysql") else _store_json_postgres)
     return BackendFactory(open=open_migrated, store_json=store)

@@ -1,6 +1,6 @@
-"""The dashboard over HTTP (Starlette's TestClient), on a real SQLite file and PostgreSQL:
-who may see and do what, cross-site requests, bulk actions on exactly the previewed set, the
-audit table, escaping."""
+"""The dashboard over HTTP (Starlette's TestClient), on a real SQLite file, PostgreSQL and
+MariaDB: who may see and do what, cross-site requests, bulk actions on exactly the previewed
+set, the audit table, escaping."""
 
 from __future__ import annotations
 

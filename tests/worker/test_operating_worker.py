@@ -9,11 +9,15 @@ import signal
 import socket
 from collections.abc import Callable
 
+import pytest
 from worker_harness import WorkerProcess, wait_until
 
 from claimq import App, __version__
 from claimq.backends.base import WorkerInfo
 
+# Every backend, MariaDB too (its registry rows and its reaper's marking).
+EVERY_BACKEND = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"],
+                                        indirect=True)
 FAST = {"presence_interval": 0.2, "presence_timeout": 1.5, "lease": 1.0, "grace": 0}
 
 
@@ -21,6 +25,7 @@ def _row(app: App, worker_id: str) -> WorkerInfo | None:
     return next((w for w in app.workers() if w.id == worker_id), None)
 
 
+@EVERY_BACKEND
 def test_a_sigkilled_worker_is_marked_dead_once_its_heartbeat_lapses(
     app: App, spawn_worker: Callable[..., WorkerProcess]
 ) -> None:
@@ -52,8 +57,6 @@ def test_a_sigkilled_worker_is_marked_dead_once_its_heartbeat_lapses(
 
 
 def test_a_metrics_port_in_use_stops_the_worker_with_a_clear_error(app: App) -> None:
-    import pytest
-
     from claimq import InvalidInput, Worker
 
     with socket.socket() as taken:

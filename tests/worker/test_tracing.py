@@ -26,6 +26,7 @@ def _scenario(url: str, bulk: int) -> dict[str, Any]:
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
 @pytest.mark.parametrize("bulk", [3, 250])  # 250: PostgreSQL enqueues them with COPY
 def test_attempt_spans_are_children_of_the_enqueuing_span(db_url: str, bulk: int) -> None:
     from claimq import App

@@ -9,8 +9,9 @@ from claimq.errors import InvalidInput
 
 
 def open_backend(url: str, *, clock: Clock | None = None) -> Backend:
-    """`sqlite:///path.db` or `postgresql://…`; the scheme picks the backend. `clock` (default:
-    the system clock) gives every time the backend computes; tests pass a FakeClock."""
+    """`sqlite:///path.db`, `postgresql://…` or `mysql://…` (`mariadb://…`); the scheme picks
+    the backend. `clock` (default: the system clock) gives every time the backend computes;
+    tests pass a FakeClock."""
     if not isinstance(url, str):
         raise InvalidInput(f"database URL must be a string, got {url!r}")
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
@@ -22,8 +23,13 @@ def open_backend(url: str, *, clock: Clock | None = None) -> Backend:
         from claimq.backends.postgres import PostgresBackend
 
         return PostgresBackend(url, clock=clock)
+    if scheme in ("mysql", "mariadb"):
+        from claimq.backends.mysql import MySQLBackend
+
+        return MySQLBackend(url, clock=clock)
     raise InvalidInput(
-        f"unsupported database URL {url!r}: use sqlite:///path.db or postgresql://…"
+        f"unsupported database URL {url!r}: use sqlite:///path.db, postgresql://… or "
+        "mysql://…"
     )
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from claimq._json import loads
+from claimq.backends.base import LatencyRow
 from claimq.job import CorruptRow
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
@@ -116,3 +118,19 @@ def percentiles(values: list[float]) -> tuple[float, float, float] | None:
         return values[low] + (values[high] - values[low]) * (position - low)
 
     return at(0.5), at(0.95), at(0.99)
+
+
+def latency_rows(rows: Iterable[tuple[str, str, float, float]]) -> list[LatencyRow]:
+    """Per queue and per task, the count and percentiles of (queue, task, wait, run) rows: for
+    a backend without a percentile function of its own."""
+    waits: dict[tuple[str, str], list[float]] = {}
+    runs: dict[tuple[str, str], list[float]] = {}
+    for queue, task, wait, run in rows:
+        for key in (("queue", queue), ("task", task)):
+            waits.setdefault(key, []).append(float(wait))
+            runs.setdefault(key, []).append(float(run))
+    return [
+        LatencyRow("queue" if kind == "queue" else "task", name, len(values),
+                   percentiles(values), percentiles(runs[(kind, name)]))
+        for (kind, name), values in waits.items()
+    ]

@@ -356,7 +356,7 @@ class Backend(Protocol):
     statements inside transaction() are the caller's and pass through unchanged."""
 
     url: str
-    kind: str  # "sqlite" or "postgresql"
+    kind: str  # "sqlite", "postgresql" or "mysql" (MariaDB and MySQL)
     schema: str  # PostgreSQL: the schema holding claimq's tables; "" where there is none
     capabilities: Capabilities
 
@@ -376,8 +376,8 @@ class Backend(Protocol):
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """A statement of the caller's own, outside claimq's operations (tools such as the
         benchmark and the demo, which read claimq's tables or keep their own): autocommit, the
-        driver's placeholders (`?` SQLite, `%s` PostgreSQL); its rows as tuples ([] when it
-        returns none). Its errors are mapped like every other."""
+        driver's placeholders (`?` SQLite, `%s` PostgreSQL and MySQL); its rows as tuples ([]
+        when it returns none). Its errors are mapped like every other."""
         ...
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]: ...
@@ -590,3 +590,27 @@ class Backend(Protocol):
         """purge_idempotency_keys in batches of at most `batch` rows; also drops result waits
         of jobs long finished. Returns how many keys it deleted."""
         ...
+
+def queue_settings(
+    name: str,
+    paused: bool | None,
+    active: bool | None,
+    max_workers: int | None,
+    lease_seconds: float | None,
+    timeout_seconds: float | None,
+    now: Any,
+) -> dict[str, Any]:
+    """configure_queue()'s arguments as every backend's update_queue.sql takes them: None
+    leaves paused, active and the lease as they are; UNSET leaves max_workers and the timeout
+    (whose None means "clear it")."""
+    return {
+        "name": name,
+        "now": now,
+        "paused": paused,
+        "active": active,
+        "set_max_workers": max_workers is not UNSET,
+        "max_workers": None if max_workers is UNSET else max_workers,
+        "lease_seconds": lease_seconds,
+        "set_timeout": timeout_seconds is not UNSET,
+        "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
+    }

@@ -562,8 +562,8 @@ def _spinner(description: str) -> Iterator[None]:
     envvar="CLAIMQ_DATABASE_URL",
     default=DEFAULT_URL,
     show_default=True,
-    help="sqlite:///path.db or postgresql://user@host/db?schema=claimq "
-    "(env: CLAIMQ_DATABASE_URL).",
+    help="sqlite:///path.db, postgresql://user@host/db?schema=claimq or "
+    "mysql://user@host/db (env: CLAIMQ_DATABASE_URL).",
 )
 @click.version_option(__version__, "--version", prog_name="claimq")
 @click.pass_context

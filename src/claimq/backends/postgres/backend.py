@@ -52,6 +52,7 @@ from claimq.backends.base import (
     Table,
     WorkerInfo,
     WorkerRecord,
+    queue_settings,
 )
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import (
@@ -1103,17 +1104,8 @@ class PostgresBackend:
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
     ) -> QueueInfo:
-        params = {
-            "name": name,
-            "paused": paused,
-            "active": active,
-            "set_max_workers": max_workers is not UNSET,
-            "max_workers": None if max_workers is UNSET else max_workers,
-            "lease_seconds": lease_seconds,
-            "set_timeout": timeout_seconds is not UNSET,
-            "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
-            "now": self._now(),
-        }
+        params = queue_settings(
+            name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
         with self._conn() as conn:
             conn.execute(self._q.update_queue, params)
         self._limited.clear()  # this process's next claim sees a new limit at once

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
@@ -15,7 +14,8 @@ from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._rows import Undecodable, json_columns, loads_exact, percentiles
+from claimq.backends._plain import PlainOptionalParts
+from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -29,8 +29,6 @@ from claimq.backends.base import (
     Failure,
     HeartbeatResult,
     JobFilter,
-    LatencyRow,
-    Listener,
     LiveRow,
     Owned,
     Planner,
@@ -49,6 +47,7 @@ from claimq.backends.base import (
     Table,
     WorkerInfo,
     WorkerRecord,
+    queue_settings,
 )
 from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
@@ -184,11 +183,12 @@ _TIMES = ("lease_until", "heartbeat_at", "run_at", "created_at", "started_at", "
           "finished_at")
 
 
-class SQLiteBackend:
+class SQLiteBackend(PlainOptionalParts):
     """`sqlite:///relative.db`, `sqlite:////absolute.db`; options `?busy_timeout=SECONDS`,
     `&synchronous=off|normal|full|extra` (default full: a committed job survives power loss)."""
 
     kind = "sqlite"
+    engine = "SQLite"
     schema = ""  # one file, no schemas
     # One writer at a time and no server: nothing optional. Where the interface has an optional
     # method, this backend does the plain thing or raises NotImplementedError (each says which).
@@ -355,21 +355,6 @@ class SQLiteBackend:
                 raise translate(exc, self.path) from exc
         with self._write() as own:
             return self._insert(own, jobs, retention)
-
-    def enqueue_streaming(
-        self, count: int, jobs: Iterator[NewJob], retention: float, conn: Any = None
-    ) -> list[int]:
-        """No COPY here (capabilities.copy_streaming is false): checks every job, then
-        enqueues them in one transaction."""
-        return self.enqueue(list(jobs), retention, conn)
-
-    def is_async_connection(self, conn: Any) -> bool:
-        """sqlite3 has no async connections."""
-        return False
-
-    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
-        """Not supported (capabilities.async_connections is false): raises InvalidInput."""
-        raise InvalidInput("an async connection needs a PostgreSQL database")
 
     def _insert(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
@@ -575,40 +560,6 @@ class SQLiteBackend:
                         result.requeued.append(row["id"])
         return result
 
-    # -- the worker's event-loop path and notifications: not on SQLite -------------------------
-
-    async def open_async(self) -> None:
-        """Nothing to open (capabilities.async_settle is false)."""
-
-    async def asettle(
-        self,
-        done: Sequence[Completion],
-        failures: Sequence[Failure],
-        claim: ClaimRequest | None = None,
-    ) -> Settled:
-        """settle() in a thread: SQLite has no async driver."""
-        return await asyncio.to_thread(self.settle, done, failures, claim)
-
-    async def close_async(self) -> None:
-        """Nothing to close."""
-
-    def listen(self) -> Listener:
-        """SQLite has no notifications (capabilities.listen_notify is false): the worker polls."""
-        raise NotImplementedError("SQLite has no LISTEN/NOTIFY; workers poll")
-
-    def wake_workers(self, queues: Sequence[str]) -> None:
-        """Nothing to do: SQLite workers poll."""
-
-    def listen_results(self) -> Listener:
-        """No notifications on SQLite: result waiters poll (with back-off)."""
-        raise NotImplementedError("SQLite has no LISTEN/NOTIFY; result waiters poll")
-
-    def watch_results(self, job_ids: Sequence[int], waiter: str) -> None:
-        """Nothing to do: SQLite waiters poll."""
-
-    def unwatch_results(self, job_ids: Sequence[int], waiter: str) -> None:
-        """Nothing to do: SQLite waiters poll."""
-
     @mapped
     def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cur = self._conn().execute(sql, tuple(params))
@@ -753,20 +704,8 @@ class SQLiteBackend:
         with self._write() as conn:
             now = self._time()
             conn.execute(_Q.ensure_queue, {"name": name, "now": now})
-            conn.execute(
-                _Q.update_queue,
-                {
-                    "name": name,
-                    "now": now,
-                    "paused": paused,
-                    "active": active,
-                    "set_max_workers": max_workers is not UNSET,
-                    "max_workers": None if max_workers is UNSET else max_workers,
-                    "lease_seconds": lease_seconds,
-                    "set_timeout": timeout_seconds is not UNSET,
-                    "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
-                },
-            )
+            conn.execute(_Q.update_queue, queue_settings(
+                name, paused, active, max_workers, lease_seconds, timeout_seconds, now))
         return next(q for q in self.list_queues() if q.name == name)
 
     # -- schedules -----------------------------------------------------------------------------
@@ -939,17 +878,7 @@ class SQLiteBackend:
         live = [LiveRow(*r) for r in conn.execute(_Q.stats_live, params)]
         dead = [DeadRow(*r) for r in conn.execute(_Q.stats_dead)]
         recent = [RecentRow(*r) for r in conn.execute(_Q.stats_recent, params)]
-        waits: dict[tuple[str, str], list[float]] = {}
-        runs: dict[tuple[str, str], list[float]] = {}
-        for queue, task, wait, run in conn.execute(_Q.stats_latency, params):
-            for key in (("queue", queue), ("task", task)):
-                waits.setdefault(key, []).append(wait)
-                runs.setdefault(key, []).append(run)
-        latency = [
-            LatencyRow("queue" if kind == "queue" else "task", name, len(values),
-                       percentiles(values), percentiles(runs[(kind, name)]))
-            for (kind, name), values in waits.items()
-        ]
+        latency = latency_rows(conn.execute(_Q.stats_latency, params))
         return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency)
 
     @mapped

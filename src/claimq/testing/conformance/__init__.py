@@ -31,7 +31,7 @@ import pytest
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
     "_harness", "browse", "claim", "corrupt", "enqueue", "operator", "owner", "progress",
-    "reap")))
+    "reap", "schedules")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
@@ -71,6 +71,11 @@ from claimq.testing.conformance.owner import (  # noqa: E402
 )
 from claimq.testing.conformance.progress import TestProgress  # noqa: E402
 from claimq.testing.conformance.reap import TestReap  # noqa: E402
+from claimq.testing.conformance.schedules import (  # noqa: E402
+    TestLeases,
+    TestRetention,
+    TestScheduleRows,
+)
 
 __all__ = [
     "START",
@@ -90,6 +95,7 @@ __all__ = [
     "TestGrant",
     "TestHeartbeat",
     "TestIdempotencyKeys",
+    "TestLeases",
     "TestOrphaned",
     "TestProgress",
     "TestPurge",
@@ -98,6 +104,8 @@ __all__ = [
     "TestReap",
     "TestRelease",
     "TestResurrect",
+    "TestRetention",
+    "TestScheduleRows",
     "TestSetPriority",
     "TestSettle",
     "TestStart",

@@ -1,0 +1,1256 @@
+"""MariaDB/MySQL backend: SKIP LOCKED claims in short READ COMMITTED transactions, a small pool
+of connections, deadlocks and lock-wait timeouts retried inside."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, TypeVar
+
+from claimq._validate import NewJob
+from claimq.backends._plain import PlainOptionalParts
+from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
+from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
+from claimq.backends._url import redact
+from claimq.backends.base import (
+    UNSET,
+    AuditEntry,
+    CancelOutcome,
+    Capabilities,
+    ClaimRequest,
+    Completion,
+    DeadRow,
+    FailResult,
+    Failure,
+    HeartbeatResult,
+    JobFilter,
+    LiveRow,
+    Owned,
+    Planner,
+    Progress,
+    PruneBatch,
+    QueueInfo,
+    QueueSettings,
+    ReapResult,
+    RecentRow,
+    RetentionPolicy,
+    RoleKind,
+    ScheduleRow,
+    Settled,
+    Started,
+    StatsRows,
+    Table,
+    WorkerInfo,
+    WorkerRecord,
+    queue_settings,
+)
+from claimq.backends.mysql._errors import (
+    BROKEN,
+    DEADLOCK,
+    DUPLICATE_KEY,
+    RETRYABLE,
+    error_code,
+    translate,
+)
+from claimq.backends.mysql._url import parse_mysql_url
+from claimq.clock import Clock, SystemClock, is_system
+from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
+from claimq.job import DeadReason, Job, Status
+
+_Q = load_queries("claimq.backends.mysql")
+_MIGRATIONS = load_migrations("claimq.backends.mysql")
+_FOUND_ROWS = 2  # CLIENT_FOUND_ROWS: an UPDATE's row count is the rows it matched
+ATTEMPTS = 6  # tries of one transaction that meets a deadlock or a lock-wait timeout
+LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a claim's queues
+INSERT_CHUNK_ROWS = 1000  # rows per multi-row INSERT
+INSERT_CHUNK_BYTES = 4 * 1024 * 1024  # payload bytes per multi-row INSERT (max_allowed_packet)
+_LIVE = (Status.FETCHED.value, Status.PROCESSING.value)
+R = TypeVar("R")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _aware(value: Any) -> datetime | None:
+    """A DATETIME (naive, UTC) as the aware time claimq hands out."""
+    return None if value is None else value.replace(tzinfo=UTC)
+
+
+def _naive(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def _micros(seconds: float) -> int:
+    return round(seconds * 1e6)
+
+
+def _json(text: Any) -> Any:
+    """A JSON text column: None stays None, anything else is decoded (or Undecodable)."""
+    if text is None:
+        return None
+    if not isinstance(text, str | bytes):
+        return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
+    return loads_exact(text)
+
+
+def _appended(history: Any, error: dict[str, Any]) -> str:
+    """The errors column's text with `error` appended, the stored text kept as it is; a column
+    another client broke becomes a fresh history that says what it held."""
+    entry = _dumps(error)
+    text = history if isinstance(history, str) else str(history)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, list):
+        body = text.strip()[:-1].rstrip()
+        return f"{body}{',' if parsed else ''}{entry}]"
+    note = {"error": "CorruptColumn",
+            "message": f"errors column held {text[:200]!r}, not a JSON array"}
+    return f"[{_dumps(note)},{entry}]"
+
+
+def _text(value: Any) -> str | None:
+    """A filter's value as plain text for the driver (a StrEnum member too)."""
+    return None if value is None else str(value)
+
+
+def _count(cur: Any, query: str, params: dict[str, Any]) -> int:
+    """Runs one statement: the rows it changed (an UPDATE's: those it matched, FOUND_ROWS)."""
+    cur.execute(query, params)
+    return int(cur.rowcount)
+
+
+def _dicts(cur: Any) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _row_to_job(row: dict[str, Any]) -> Job:
+    """The one way a row becomes a Job: the live, archive and dead tables' rows. Columns a table
+    does not have read as their empty value; a JSON column that cannot be read exactly makes
+    the payload a CorruptRow (the worker dead-letters such a job)."""
+    get = row.get
+    payload, tags, errors, retry, result = json_columns(
+        _json(row["payload"]), _json(row["tags"]), _json(get("errors")), _json(get("retry")),
+        _json(get("result")))
+    return Job(
+        id=row["id"],
+        queue=row["queue"],
+        task=row["task"],
+        payload=payload,
+        status=Status(get("status") or "pending"),
+        priority=row["priority"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        tags=tags,
+        idempotency_key=row["idempotency_key"],
+        worker_id=get("worker_id"),
+        claim_token=get("claim_token"),
+        lease_until=_aware(get("lease_until")),
+        heartbeat_at=_aware(get("heartbeat_at")),
+        run_at=_aware(get("run_at")),
+        created_at=_aware(get("created_at")),
+        started_at=_aware(get("started_at")),
+        updated_at=_aware(get("updated_at")),
+        finished_at=_aware(get("finished_at")),
+        cancel_requested=bool(get("cancel_requested")),
+        timeout=get("timeout_seconds"),
+        retry=retry,
+        errors=errors,
+        result=result,
+        reason=get("reason"),
+    )
+
+
+def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
+    next_run_at = _aware(r["next_run_at"])
+    assert next_run_at is not None  # NOT NULL
+    return ScheduleRow(
+        name=r["name"], task=r["task"], payload_json=r["payload_json"], queue=r["queue"],
+        priority=r["priority"], max_attempts=r["max_attempts"], timeout=r["timeout_seconds"],
+        cron=r["cron"], every=r["every_seconds"], tz=r["tz"], missed=r["missed"],
+        paused=bool(r["paused"]), next_run_at=next_run_at, last_run_at=_aware(r["last_run_at"]),
+        last_job_id=r["last_job_id"], declared=r["declared"], created_at=_aware(r["created_at"]),
+        updated_at=_aware(r["updated_at"]),
+    )
+
+
+def _schedule_params(row: ScheduleRow, now: datetime | None) -> dict[str, Any]:
+    return {
+        "name": row.name, "task": row.task, "payload": row.payload_json, "queue": row.queue,
+        "priority": row.priority, "max_attempts": row.max_attempts, "timeout": row.timeout,
+        "cron": row.cron, "every": row.every, "tz": row.tz, "missed": row.missed,
+        "paused": row.paused, "next_run_at": _naive(row.next_run_at),
+        "declared": row.declared, "now": now,
+    }
+
+
+_PRUNED = {"archive": ("claimq_archive", _Q.delete_archive_ids),
+           "dead": ("claimq_dead", _Q.delete_dead_ids)}
+
+
+def _split_statements(script: str) -> list[str]:
+    """A migration's statements: each ends with `;` at the end of a line."""
+    text = strip_comments(script)
+    parts, current = [], []
+    for line in text.splitlines():
+        current.append(line)
+        if line.rstrip().endswith(";"):
+            parts.append("\n".join(current).rstrip().rstrip(";"))
+            current = []
+    if "\n".join(current).strip():
+        parts.append("\n".join(current))
+    return parts
+
+
+class MySQLBackend(PlainOptionalParts):
+    """`mysql://user:password@host:3306/database` or `mariadb://…` (MariaDB >= 10.6 or MySQL
+    >= 8: SKIP LOCKED). Options: `driver=pymysql|mysqlclient`, `lock_wait_timeout` (seconds,
+    default 10), `connect_timeout` (default 5), `pool_size` (idle connections kept, 16)."""
+
+    kind = "mysql"
+    engine = "MariaDB/MySQL"
+    schema = ""  # the URL's database holds claimq's tables
+    # No LISTEN/NOTIFY (workers poll with their bounded back-off), no async driver; rows lock one
+    # by one, so a heartbeat may report `busy`.
+    capabilities = Capabilities(row_locks=True)
+
+    def __init__(self, url: str, clock: Clock | None = None) -> None:
+        self.url = url
+        self.options = parse_mysql_url(url)
+        self.database = self.options.database
+        self._where = redact(url)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._system = is_system(self.clock)
+        if self.options.driver == "pymysql":
+            import pymysql
+
+            self._driver: Any = pymysql
+        else:
+            import MySQLdb
+
+            self._driver = MySQLdb
+        self._error_types: type[BaseException] = self._driver.Error
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self._limited: dict[str | None, tuple[bool, float]] = {}
+        self.retries: Counter[str] = Counter()  # deadlocks and lock-wait timeouts retried
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def connect(self) -> Any:
+        """A new connection (the driver's) set up the way claimq needs: autocommit, READ
+        COMMITTED, UTC, the URL's lock-wait timeout. The caller closes it."""
+        return self._connect()
+
+    def _connect(self) -> Any:
+        o = self.options
+        if o.driver == "pymysql":
+            conn = self._driver.connect(
+                host=o.host, port=o.port, user=o.user, password=o.password, database=o.database,
+                autocommit=True, charset="utf8mb4", client_flag=_FOUND_ROWS,
+                connect_timeout=o.connect_timeout, read_timeout=o.read_timeout,
+                write_timeout=o.read_timeout)
+        else:
+            conn = self._driver.connect(
+                host=o.host, port=o.port, user=o.user, passwd=o.password, db=o.database,
+                autocommit=True, charset="utf8mb4", client_flag=_FOUND_ROWS,
+                connect_timeout=o.connect_timeout, read_timeout=o.read_timeout,
+                write_timeout=o.read_timeout)
+        cur = conn.cursor()
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        cur.execute(f"SET time_zone = '+00:00', innodb_lock_wait_timeout = {o.lock_wait_timeout}")
+        cur.close()
+        return conn
+
+    @contextmanager
+    def _connection(self, fresh: bool = False) -> Iterator[Any]:
+        """A pooled connection (`fresh`: a new one); driver errors inside become claimq's. A
+        connection that broke is closed rather than kept, and so are the idle ones (a server
+        restart or a KILL broke them too, most likely)."""
+        conn = None
+        if not fresh:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+        keep = True
+        try:
+            if conn is None:
+                conn = self._connect()
+            yield conn
+        except self._error_types as exc:
+            keep = error_code(exc) not in BROKEN
+            if not keep:
+                self.close()
+            raise translate(exc, self._where) from exc
+        except Exception:
+            raise
+        except BaseException:
+            keep = False  # interrupted mid-statement: its state is unknown
+            raise
+        finally:
+            if conn is not None:
+                self._put_back(conn, keep)
+
+    def _put_back(self, conn: Any, keep: bool) -> None:
+        if keep and conn.open:  # (a connection the driver closed after an error is not)
+            with self._lock:
+                if len(self._idle) < self.options.pool_size:
+                    self._idle.append(conn)
+                    return
+        with suppress(Exception):  # closing a broken connection may fail too
+            conn.close()
+
+    def _write(self, work: Callable[[Any], R]) -> R:
+        """`work(cursor)` in one short transaction of our own; a deadlock or a lock-wait timeout
+        rolls it back and runs it again (counted in `retries`), so neither reaches the caller
+        unless it keeps happening (then DatabaseUnavailable)."""
+        fresh = False
+        for attempt in range(1, ATTEMPTS + 1):
+            with self._connection(fresh) as conn:
+                cur = conn.cursor()
+                begun = False
+                try:
+                    cur.execute("START TRANSACTION")
+                    begun = True
+                    result = work(cur)
+                    conn.commit()
+                    return result
+                except self._error_types as exc:
+                    code = error_code(exc)
+                    if code not in BROKEN:
+                        with suppress(self._error_types):
+                            conn.rollback()
+                    if code in RETRYABLE and attempt < ATTEMPTS:
+                        self._count_retry(code)
+                        continue_after = random.uniform(0, 0.002 * 2**attempt)  # noqa: S311
+                    elif code in BROKEN and not begun and not fresh:
+                        # A pooled connection that died while idle: nothing was sent on it,
+                        # so a new connection runs the transaction from the start.
+                        with suppress(Exception):
+                            conn.close()
+                        fresh, continue_after = True, 0.0
+                    else:
+                        raise
+                except BaseException:
+                    with suppress(self._error_types):
+                        conn.rollback()
+                    raise
+            time.sleep(continue_after)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _count_retry(self, code: int) -> None:
+        with self._lock:
+            self.retries["deadlock" if code == DEADLOCK else "lock_wait_timeout"] += 1
+
+    def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """One reading statement (autocommit); on a pooled connection that died while idle,
+        read again on a new one."""
+        for fresh in (False, True):
+            try:
+                with self._connection(fresh) as conn:
+                    cur = conn.cursor()
+                    cur.execute(query, params)
+                    return _dicts(cur)
+            except ClaimqError as exc:
+                cause = exc.__cause__
+                if fresh or cause is None or error_code(cause) not in BROKEN:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextmanager
+    def _callers(self, conn: Any) -> Iterator[Any]:
+        """A cursor on the caller's connection, in the caller's transaction."""
+        if not isinstance(conn, self._driver.connections.Connection):
+            raise InvalidInput(
+                f"conn must be a {self._driver.__name__} connection for a MySQL database")
+        try:
+            yield conn.cursor()
+        except self._error_types as exc:
+            raise translate(exc, self._where) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A pooled connection inside a transaction, for the caller's business writes together
+        with enqueue(conn=…) or a handler's ctx.complete_in(conn). Getting the connection maps
+        errors like every method (a pooled one that died while idle is replaced); the caller's
+        own statements and the commit raise the driver's."""
+        conn = self._begun()
+        keep = False
+        try:
+            yield conn
+            conn.commit()
+            keep = True
+        except self._error_types as exc:
+            keep = error_code(exc) not in BROKEN
+            if keep:
+                conn.rollback()
+            raise
+        except BaseException:
+            try:  # the caller's error stands, whatever the rollback meets
+                conn.rollback()
+                keep = True
+            except self._error_types:
+                keep = False
+            raise
+        finally:
+            self._put_back(conn, keep)
+
+    def _begun(self) -> Any:
+        """A connection inside START TRANSACTION: a pooled one, else (or when the pooled one
+        died while idle) a new one."""
+        with self._lock:
+            conn: Any = self._idle.pop() if self._idle else None
+        for fresh in (conn is None, True):
+            try:
+                if fresh:
+                    conn = self._connect()
+                conn.cursor().execute("START TRANSACTION")
+                return conn
+            except self._error_types as exc:
+                if conn is not None:
+                    self._put_back(conn, False)
+                if fresh or error_code(exc) not in BROKEN:
+                    raise translate(exc, self._where) from exc
+                self.close()  # the other idle ones died with it, most likely
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            self._put_back(conn, False)
+
+    def _now(self) -> datetime | None:
+        """The `now` parameter: the test clock's time, or None (the server's clock)."""
+        return None if self._system else _naive(self.clock.now())
+
+    def _now_sql(self) -> str:
+        """`now` written into a statement (the multi-row INSERT): a literal or the server's."""
+        now = self._now()
+        return "UTC_TIMESTAMP(6)" if now is None else f"'{now.isoformat(' ', 'microseconds')}'"
+
+    def now(self) -> datetime:
+        if not self._system:
+            return self.clock.now()
+        [row] = self._read("SELECT UTC_TIMESTAMP(6) AS now", {})
+        return row["now"].replace(tzinfo=UTC)  # type: ignore[no-any-return]
+
+    # -- migrations ----------------------------------------------------------------------------
+
+    def migrate(self) -> list[int]:
+        applied: list[int] = []
+        lock = f"claimq_migrate_{self.database}"
+        with self._connection() as conn:
+            cur = conn.cursor()
+            # A named lock makes concurrent migrate() calls run one after another.
+            cur.execute("SELECT GET_LOCK(%s, 120)", (lock,))
+            if cur.fetchone()[0] != 1:
+                raise DatabaseUnavailable(
+                    f"another process has been migrating {self._where} for 120 s: try again")
+            try:
+                cur.execute(
+                    "CREATE TABLE IF NOT EXISTS claimq_migrations ("
+                    " version INT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL,"
+                    " applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6))) ENGINE=InnoDB")
+                cur.execute("SELECT version FROM claimq_migrations")
+                done = {r[0] for r in cur.fetchall()}
+                for version, name, text in _MIGRATIONS:
+                    if version in done:
+                        continue
+                    # DDL commits as it goes in MariaDB: a migration is a list of statements
+                    # that each stand on their own.
+                    for statement in _split_statements(text):
+                        cur.execute(statement)
+                    cur.execute("INSERT INTO claimq_migrations (version, name) VALUES (%s, %s)",
+                                (version, name))
+                    applied.append(version)
+            finally:
+                cur.execute("SELECT RELEASE_LOCK(%s)", (lock,))
+        return applied
+
+    def schema_version(self) -> int:
+        try:
+            [row] = self._read("SELECT max(version) AS v FROM claimq_migrations", {})
+        except SchemaMissing:
+            return 0
+        return int(row["v"] or 0)
+
+    def check_schema(self) -> None:
+        latest = _MIGRATIONS[-1][0]
+        found = self.schema_version()
+        if found < latest:
+            raise SchemaMissing(
+                f"database {self.database!r} is at schema version {found}, claimq needs "
+                f"{latest}: run `claimq migrate` (or app.migrate())"
+            )
+
+    def grant(self, role: str, kind: RoleKind) -> None:
+        """Not here (capabilities.roles is false): raises InvalidInput. MariaDB's and MySQL's
+        own GRANT statements on the claimq_* tables give an account its rights."""
+        raise InvalidInput(
+            f"claimq grants roles on PostgreSQL only; on {self.engine} give {role!r} its rights "
+            "with GRANT statements on the claimq_* tables")
+
+    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._connection() as conn:
+            cur = conn.cursor()
+            cur.execute(sql, tuple(params) if params else None)
+            return [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+
+    # -- enqueue -------------------------------------------------------------------------------
+
+    def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]:
+        if conn is not None:
+            with self._callers(conn) as cur:
+                return self._insert(cur, jobs, retention)
+        if not jobs:
+            return []
+        return self._write(lambda cur: self._insert(cur, jobs, retention))
+
+    def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
+        plain = [j for j in jobs if j.idempotency_key is None]
+        plain_ids = iter(self._insert_rows(cur, plain))
+        return [
+            next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
+            for j in jobs
+        ]
+
+    def _insert_rows(self, cur: Any, jobs: Sequence[NewJob]) -> list[int]:
+        """Multi-row INSERTs (RETURNING id, in the rows' order), in chunks that stay well under
+        the server's max_allowed_packet."""
+        ids: list[int] = []
+        row = _Q.job_row.replace("{now_positional}", self._now_sql())
+        start = 0
+        while start < len(jobs):
+            size, end = 0, start
+            while end < len(jobs) and end - start < INSERT_CHUNK_ROWS and (
+                    end == start or size < INSERT_CHUNK_BYTES):
+                size += len(jobs[end].payload_json)
+                end += 1
+            chunk = jobs[start:end]
+            params: list[Any] = []
+            for j in chunk:
+                params += (j.queue, j.task, j.payload_json, _dumps(list(j.tags)),
+                           j.idempotency_key, j.priority, j.max_attempts,
+                           None if j.run_at is None else _naive(j.run_at), _micros(j.delay),
+                           j.timeout, j.retry_json, j.trace_context)
+            cur.execute(_Q.insert_jobs.replace("{rows}", ",".join([row] * len(chunk))), params)
+            ids += [r[0] for r in cur.fetchall()]
+            start = end
+        return ids
+
+    def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
+        params = {"key": job.idempotency_key, "now": self._now(),
+                  "retention_us": _micros(retention)}
+        for _ in range(5):
+            cur.execute(_Q.claim_key, params)
+            if cur.rowcount != 1:
+                cur.execute(_Q.key_holder, params)
+                holder = cur.fetchone()
+                if holder is None:
+                    continue  # the key went between the two statements: take it again
+                if holder[1]:
+                    return int(holder[0])
+                # The key's job finished longer ago than the retention window: take it over.
+            [job_id] = self._insert_rows(cur, [job])
+            cur.execute(_Q.set_key_holder, {**params, "job_id": job_id})
+            return job_id
+        raise ClaimqError(f"could not settle idempotency key {job.idempotency_key!r}")
+
+    # -- claim and the owner's transitions -----------------------------------------------------
+
+    def claim(
+        self,
+        worker_id: str,
+        queues: Sequence[str] | None,
+        limit: int,
+        lease: float | None,
+        start: bool = False,
+    ) -> list[Job]:
+        if limit <= 0:
+            return []
+        request = ClaimRequest(worker_id, queues, limit, lease, start)
+        return self._write(lambda cur: self._claim(cur, request))
+
+    def _claim(self, cur: Any, req: ClaimRequest) -> list[Job]:
+        now = self._now()
+        queues = None if req.queues is None else _dumps(list(req.queues))
+        params: dict[str, Any] = {"queues": queues, "now": now, "limit": req.limit}
+        limited: list[str] = []
+        if self._any_limited(cur, params):
+            cur.execute(_Q.lock_limited_queues, params)
+            limited = [r[0] for r in cur.fetchall()]
+        params["limited"] = _dumps(limited)
+        cur.execute(_Q.open_queues, params)
+        found = cur.fetchall()
+        open_queues = [(name, free) for name, free, _ in found if free > 0]
+        leases = {name: req.lease if req.lease is not None else seconds
+                  for name, _, seconds in found}
+        rows: list[dict[str, Any]] = []
+        for name, free in open_queues:
+            cur.execute(_Q.claim_candidates,
+                        {"queue": name, "now": now, "limit": min(free, req.limit)})
+            rows += _dicts(cur)
+        if not rows:
+            return []
+        rows.sort(key=lambda r: (-r["priority"], r["run_at"], r["id"]))
+        rows = rows[: req.limit]  # the other rows' locks go at commit
+        at: datetime = max(r["now"] for r in rows)
+        batch = uuid.uuid4().hex
+        ids = tuple(r["id"] for r in rows)
+        cur.execute(_Q.claim_update, {"start": req.start, "now": at, "worker_id": req.worker_id,
+                                      "batch": batch, "lease": req.lease, "ids": ids})
+        if cur.rowcount != len(ids):
+            raise ClaimqError(f"claim took {cur.rowcount} of the {len(ids)} rows it locked")
+        status = Status.PROCESSING if req.start else Status.FETCHED
+        started = _aware(at) if req.start else None
+        updated = _aware(at)
+        assert updated is not None
+        jobs = []
+        for r in rows:
+            payload, tags, errors, retry, _ = json_columns(
+                _json(r["payload"]), _json(r["tags"]), _json(r["errors"]), _json(r["retry"]),
+                None)
+            jobs.append(Job(
+                r["id"], r["queue"], r["task"], payload, status, r["priority"],
+                r["attempts"] + (1 if req.start else 0), r["max_attempts"], tags,
+                r["idempotency_key"], req.worker_id, f"{batch}.{r['id']}",
+                updated + timedelta(microseconds=_micros(leases[r["queue"]])), started,
+                _aware(r["run_at"]), _aware(r["created_at"]), started, updated, None, False,
+                r["timeout_seconds"], retry, errors, None, None))
+        return jobs
+
+    def _any_limited(self, cur: Any, params: dict[str, Any]) -> bool:
+        """Whether the claim's queues include a limited one; asked at most once a second. (Were
+        one limited meanwhile, the claim skips it until the next check: never over its
+        limit.)"""
+        key = params["queues"]
+        known = self._limited.get(key)
+        if known is not None and known[1] >= time.monotonic():
+            return known[0]
+        cur.execute(_Q.any_limited_queue, params)
+        found = bool(cur.fetchone()[0])
+        self._limited[key] = (found, time.monotonic() + LIMITED_RECHECK)
+        return found
+
+    def settle(
+        self,
+        done: Sequence[Completion],
+        failures: Sequence[Failure],
+        claim: ClaimRequest | None = None,
+    ) -> Settled:
+        """Failures, completions and the next claim in one transaction."""
+        wanted = claim is not None and claim.limit > 0
+        if not done and not failures and not wanted:
+            return Settled(set(), FailResult(), [])
+
+        def work(cur: Any) -> Settled:
+            failed = self._fail(cur, failures)
+            completed = self._complete(cur, done)
+            jobs = self._claim(cur, claim) if claim is not None and wanted else []
+            return Settled(completed, failed, jobs)
+
+        return self._write(work)
+
+    def _lock_owned(self, cur: Any, owned: Sequence[Owned | Completion | Failure],
+                    statuses: Sequence[str]) -> dict[int, dict[str, Any]]:
+        """The rows of `owned` whose token and status say the caller owns them, locked."""
+        cur.execute(_Q.lock_owned, {"ids": tuple({o.id for o in owned})})
+        tokens: dict[int, set[str]] = {}
+        for o in owned:
+            tokens.setdefault(o.id, set()).add(o.token)
+        return {r["id"]: r for r in _dicts(cur)
+                if r["status"] in statuses and r["claim_token"] in tokens[r["id"]]}
+
+    def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
+        if not owned:
+            return []
+
+        def work(cur: Any) -> list[Started]:
+            rows = self._lock_owned(cur, owned, (Status.FETCHED.value,))
+            ids = tuple(i for i, r in rows.items() if not r["cancel_requested"])
+            if not ids:
+                return []
+            cur.execute(_Q.start, {"ids": ids, "lease": lease, "now": self._now()})
+            return [Started(i, rows[i]["attempts"] + 1) for i in ids]
+
+        return self._write(work)
+
+    def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
+        result = HeartbeatResult()
+        if not owned:
+            return result
+
+        def work(cur: Any) -> None:
+            ids = tuple({o.id for o in owned})
+            cur.execute(_Q.heartbeat_lock, {"ids": ids})
+            locked = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
+            alive = {o.id for o in owned if o.id in locked and locked[o.id][0] == o.token}
+            passed = tuple(i for i in ids if i not in locked)
+            if passed:
+                cur.execute(_Q.heartbeat_held, {"ids": passed})
+                held = dict(cur.fetchall())
+                result.busy.update(o.id for o in owned
+                                   if o.id in held and held[o.id] == o.token)
+            if alive:
+                cur.execute(_Q.heartbeat, {"ids": tuple(alive), "lease": lease,
+                                           "now": self._now()})
+            result.alive.update(alive)
+            result.cancel_requested.update(i for i in alive if locked[i][1])
+
+        self._write(work)
+        result.lost.update(
+            o.id for o in owned if o.id not in result.alive and o.id not in result.busy)
+        return result
+
+    def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
+        if not done:
+            return set()
+        if conn is not None:
+            with self._callers(conn) as cur:
+                return self._complete(cur, done)
+        return self._write(lambda cur: self._complete(cur, done))
+
+    def _complete(self, cur: Any, done: Sequence[Completion]) -> set[int]:
+        if not done:
+            return set()
+        rows = self._lock_owned(cur, done, (Status.PROCESSING.value,))
+        if not rows:
+            return set()
+        results: dict[int, str | None] = {}  # one result per job, the first that owns it
+        for d in done:
+            if d.id in rows and d.id not in results and rows[d.id]["claim_token"] == d.token:
+                results[d.id] = d.result_json
+        items = _dumps(list(results.items()))
+        ids = tuple(rows)
+        cur.execute(_Q.complete_archive, {"items": items, "ids": ids, "now": self._now()})
+        cur.execute(_Q.delete_ids, {"ids": ids})
+        return set(ids)
+
+    def fail(self, failures: Sequence[Failure]) -> FailResult:
+        if not failures:
+            return FailResult()
+        return self._write(lambda cur: self._fail(cur, failures))
+
+    def _fail(self, cur: Any, failures: Sequence[Failure]) -> FailResult:
+        result = FailResult()
+        if not failures:
+            return result
+        rows = self._lock_owned(cur, failures, _LIVE)
+        buried: list[list[Any]] = []
+        retried: list[list[Any]] = []
+        for f in failures:
+            row = rows.pop(f.id, None)
+            if row is None or row["claim_token"] != f.token:
+                if f.id not in result.dead and f.id not in result.retried:
+                    result.lost.add(f.id)
+                continue
+            history = _appended(row["errors"], f.error)
+            if f.permanent or row["attempts"] >= row["max_attempts"]:
+                buried.append([f.id, f.reason, history])
+                result.dead.add(f.id)
+            else:
+                retried.append([f.id, _micros(f.delay), history])
+                result.retried.add(f.id)
+        self._bury(cur, buried)
+        if retried:
+            cur.execute(_Q.retry, {"items": _dumps(retried), "now": self._now(),
+                                   "ids": tuple(r[0] for r in retried)})
+        return result
+
+    def _bury(self, cur: Any, items: list[list[Any]], now: datetime | None = None) -> None:
+        """Moves locked rows to dead letters: items are [id, reason, history]."""
+        if not items:
+            return
+        ids = tuple(i[0] for i in items)
+        cur.execute(_Q.bury, {"items": _dumps(items), "ids": ids,
+                              "now": self._now() if now is None else now})
+        cur.execute(_Q.delete_ids, {"ids": ids})
+
+    def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
+        if not owned:
+            return set()
+
+        def work(cur: Any) -> set[int]:
+            rows = self._lock_owned(cur, owned, _LIVE)
+            self._bury(cur, [[i, DeadReason.CANCELLED.value, r["errors"]]
+                             for i, r in rows.items() if r["cancel_requested"]])
+            back = tuple(i for i, r in rows.items() if not r["cancel_requested"])
+            if back:
+                cur.execute(_Q.release, {"ids": back, "delay_us": _micros(delay),
+                                         "now": self._now()})
+            return set(rows)
+
+        return self._write(work)
+
+    def tidy(self, min_dead: int) -> bool:
+        """Nothing to do: InnoDB's purge thread clears deleted rows' index entries."""
+        return False
+
+    def orphaned(self, worker_id: str, held: Sequence[int]) -> list[Owned]:
+        known = set(held)
+        rows = self._read(_Q.orphaned, {"worker_id": worker_id, "now": self._now()})
+        return [Owned(r["id"], r["claim_token"]) for r in rows if r["id"] not in known]
+
+    def reap(self, limit: int = 1000) -> ReapResult:
+        def work(cur: Any) -> ReapResult:
+            result = ReapResult()
+            cur.execute(_Q.reap_expired, {"limit": limit, "now": self._now()})
+            buried: list[list[Any]] = []
+            requeued: list[list[Any]] = []
+            at = None
+            for row in _dicts(cur):
+                at = row["now"]
+                error = {"attempt": row["attempts"],
+                         "at": row["now"].replace(tzinfo=UTC).isoformat(),
+                         "worker": row["worker_id"], "error": "LeaseExpired",
+                         "message": f"lease expired while {row['status']}"}
+                history = _appended(row["errors"], error)
+                exhausted = (row["status"] == Status.PROCESSING
+                             and row["attempts"] >= row["max_attempts"])
+                if row["cancel_requested"] or exhausted:
+                    reason = (DeadReason.CANCELLED if row["cancel_requested"]
+                              else DeadReason.LEASE_EXPIRED)
+                    buried.append([row["id"], reason.value, history])
+                    result.dead.append(row["id"])
+                else:
+                    requeued.append([row["id"], history])
+                    result.requeued.append(row["id"])
+            self._bury(cur, buried, at)
+            if requeued:
+                cur.execute(_Q.requeue, {"items": _dumps(requeued), "now": at,
+                                         "ids": tuple(r[0] for r in requeued)})
+            return result
+
+        return self._write(work)
+
+    # -- operator ------------------------------------------------------------------------------
+
+    def get_job(self, job_id: int) -> Job | None:
+        with self._connection() as conn:
+            cur = conn.cursor()
+            for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
+                cur.execute(query, {"id": job_id})
+                rows = _dicts(cur)
+                if rows:
+                    return _row_to_job(rows[0])
+        return None
+
+    def list_jobs(
+        self,
+        table: Table,
+        *,
+        queue: str | None = None,
+        task: str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        query = {"live": _Q.list_live, "archive": _Q.list_archive, "dead": _Q.list_dead}[table]
+        params = {"queue": queue, "task": task, "status": status, "limit": limit, "offset": offset}
+        return [_row_to_job(r) for r in self._read(query, params)]
+
+    def find_jobs(
+        self, table: Table, where: JobFilter, before: int | None, limit: int
+    ) -> list[Job]:
+        query = {"live": _Q.find_live, "archive": _Q.find_archive, "dead": _Q.find_dead}[table]
+        params = {"before": before, "queue": where.queue, "task": where.task,
+                  "status": _text(where.status), "tag": where.tag, "text": where.text,
+                  "limit": limit}
+        return [_row_to_job(r) for r in self._read(query, params)]
+
+    def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
+        if not ids:
+            return []
+        lock, delete = {"archive": (_Q.lock_archive_ids, _Q.delete_archive_ids),
+                        "dead": (_Q.lock_dead_ids, _Q.delete_dead_ids)}[table]
+
+        def work(cur: Any) -> list[int]:
+            cur.execute(lock, {"ids": tuple(ids)})
+            found = tuple(r[0] for r in cur.fetchall())
+            if not found:
+                return []
+            cur.execute(delete, {"ids": found})
+            if cur.rowcount != len(found):
+                raise ClaimqError(f"deleted {cur.rowcount} of the {len(found)} rows it locked")
+            return list(found)
+
+        return self._write(work)
+
+    def run_now(self, ids: Sequence[int]) -> list[int]:
+        if not ids:
+            return []
+
+        def work(cur: Any) -> list[int]:
+            now = self._now()
+            cur.execute(_Q.lock_waiting, {"ids": tuple(ids), "now": now})
+            found = tuple(r[0] for r in cur.fetchall())
+            if not found:
+                return []
+            cur.execute(_Q.run_now, {"ids": found, "now": now})
+            if cur.rowcount != len(found):
+                raise ClaimqError(f"run_now changed {cur.rowcount} of the {len(found)} rows "
+                                  "it locked")
+            return list(found)
+
+        return self._write(work)
+
+    def record_audit(
+        self, actor: str, action: str, target: str, detail_json: str, affected: int
+    ) -> int:
+        params = {"now": self._now(), "actor": actor, "action": action, "target": target,
+                  "detail": detail_json, "affected": affected}
+
+        def work(cur: Any) -> int:
+            cur.execute(_Q.record_audit, params)
+            return int(cur.lastrowid)
+
+        return self._write(work)
+
+    def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
+        return [
+            AuditEntry(id=r["id"], at=_aware(r["at"]), actor=r["actor"], action=r["action"],
+                       target=r["target"], detail=json.loads(r["detail"]),
+                       affected=int(r["affected"]))
+            for r in self._read(_Q.list_audit, {"before": before, "limit": limit})
+        ]
+
+    def cancel(self, job_id: int) -> CancelOutcome:
+        def work(cur: Any) -> CancelOutcome:
+            params = {"id": job_id, "now": self._now()}
+            cur.execute(_Q.cancel_lock, params)
+            row = cur.fetchone()
+            if row is not None and row[1] in ("pending", "fetched"):
+                self._bury(cur, [[job_id, DeadReason.CANCELLED.value, row[2]]])
+                return "cancelled"
+            if row is not None:
+                cur.execute(_Q.cancel_request, params)
+                return "cancel_requested"
+            cur.execute(_Q.finished, params)
+            return "finished" if cur.fetchone()[0] else "not_found"
+
+        return self._write(work)
+
+    def resurrect(
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None
+    ) -> bool:
+        def work(cur: Any) -> bool:
+            params = {"id": job_id, "now": self._now(), "payload": payload_json,
+                      "priority": priority}
+            cur.execute(_Q.lock_dead, params)
+            if cur.fetchone() is None:
+                return False
+            cur.execute(_Q.resurrect, params)
+            cur.execute(_Q.delete_dead, params)
+            return True
+
+        return self._write(work)
+
+    def purge(
+        self,
+        table: Literal["archive", "dead"],
+        older_than: float | None = None,
+        queue: str | None = None,
+        task: str | None = None,
+    ) -> int:
+        query = {"archive": _Q.purge_archive, "dead": _Q.purge_dead}[table]
+        params = {"older_than_us": None if older_than is None else _micros(older_than),
+                  "queue": queue, "task": task, "now": self._now()}
+
+        def work(cur: Any) -> int:
+            cur.execute(query, params)
+            count = int(cur.rowcount)
+            cur.execute(_Q.purge_progress)
+            return count
+
+        return self._write(work)
+
+    def purge_idempotency_keys(self, retention: float) -> int:
+        def work(cur: Any) -> int:
+            cur.execute(_Q.purge_idempotency,
+                        {"retention_us": _micros(retention), "now": self._now()})
+            return int(cur.rowcount)
+
+        return self._write(work)
+
+    def set_priority(self, job_id: int, priority: int) -> bool:
+        def work(cur: Any) -> bool:
+            cur.execute(_Q.set_priority, {"id": job_id, "priority": priority,
+                                          "now": self._now()})
+            return bool(cur.rowcount == 1)
+
+        return self._write(work)
+
+    def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
+        params = {"id": owned.id, "token": owned.token, "fraction": fraction, "note": note,
+                  "now": self._now()}
+
+        def work(cur: Any) -> bool:
+            cur.execute(_Q.set_progress, params)
+            return bool(cur.rowcount > 0)  # 1 inserted, 2 updated (1 unchanged: FOUND_ROWS)
+
+        return self._write(work)
+
+    def get_progress(self, job_id: int) -> Progress | None:
+        rows = self._read(_Q.get_progress, {"id": job_id})
+        if not rows:
+            return None
+        r = rows[0]
+        return Progress(float(r["fraction"]), r["note"], int(r["attempt"]),
+                        r["updated_at"].replace(tzinfo=UTC))
+
+    def configure_queue(
+        self,
+        name: str,
+        *,
+        paused: bool | None = None,
+        active: bool | None = None,
+        max_workers: int | None = UNSET,
+        lease_seconds: float | None = None,
+        timeout_seconds: float | None = UNSET,
+    ) -> QueueInfo:
+        params = queue_settings(
+            name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
+        self._write(lambda cur: cur.execute(_Q.update_queue, params))
+        self._limited.clear()  # this process's next claim sees a new limit at once
+        return next(q for q in self.list_queues() if q.name == name)
+
+    def list_queues(self) -> list[QueueInfo]:
+        return [
+            QueueInfo(
+                name=r["name"],
+                paused=bool(r["paused"]),
+                active=bool(r["active"]),
+                max_workers=r["max_workers"],
+                lease_seconds=r["lease_seconds"],
+                timeout_seconds=r["timeout_seconds"],
+                pending=int(r["pending"]),
+                scheduled=int(r["scheduled"]),
+                fetched=int(r["fetched"]),
+                processing=int(r["processing"]),
+                expired=int(r["expired"]),
+                oldest_ready_age=None if r["oldest_ready_age"] is None
+                else float(r["oldest_ready_age"]),
+                archived=int(r["archived"]),
+                dead=int(r["dead"]),
+            )
+            for r in self._read(_Q.list_queues, {"now": self._now()})
+        ]
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    def list_schedules(self, name: str | None = None) -> list[ScheduleRow]:
+        return [_schedule_row(r) for r in self._read(_Q.list_schedules, {"name": name})]
+
+    def insert_schedule(self, row: ScheduleRow) -> bool:
+        params = _schedule_params(row, self._now())
+
+        def work(cur: Any) -> bool:
+            try:
+                cur.execute(_Q.insert_schedule, params)
+            except self._error_types as exc:
+                if error_code(exc) != DUPLICATE_KEY:
+                    raise
+                return False  # the name is taken (only the statement was rolled back)
+            return True
+
+        return self._write(work)
+
+    def update_schedule(self, row: ScheduleRow) -> bool:
+        params = _schedule_params(row, self._now())
+        return self._write(lambda cur: _count(cur, _Q.update_schedule, params) == 1)
+
+    def delete_schedule(self, name: str) -> bool:
+        return self._write(lambda cur: _count(cur, _Q.delete_schedule, {"name": name}) == 1)
+
+    def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:
+        def work(cur: Any) -> dict[str, list[int]]:
+            fired: dict[str, list[int]] = {}
+            cur.execute(_Q.due_schedules, {"now": self._now(), "limit": limit})
+            for r in _dicts(cur):
+                now = r["now"]  # the transaction's time: the plan's and the writes'
+                planned = plan(_schedule_row(r), now.replace(tzinfo=UTC))
+                if planned is None:
+                    continue
+                ids = self._insert(cur, planned.jobs, retention) if planned.jobs else []
+                last = planned.last_tick
+                moved = _count(cur, _Q.schedule_fired, {
+                    "name": r["name"], "old_next_run_at": r["next_run_at"],
+                    "next_run_at": _naive(planned.next_run_at),
+                    "last_tick": None if last is None else _naive(last),
+                    "last_job_id": ids[-1] if ids else None, "now": now,
+                })
+                if moved != 1:  # the row is locked by this transaction: cannot happen
+                    raise ClaimqError(f"schedule {r['name']!r} changed while locked")
+                fired[r["name"]] = ids
+            return fired
+
+        return self._write(work)
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def list_retention(self) -> list[RetentionPolicy]:
+        return [
+            RetentionPolicy(
+                queue=r["queue"], archive_age=r["archive_age"],
+                archive_rows=None if r["archive_rows"] is None else int(r["archive_rows"]),
+                dead_age=r["dead_age"],
+                dead_rows=None if r["dead_rows"] is None else int(r["dead_rows"]))
+            for r in self._read(_Q.list_retention, {})
+        ]
+
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        params = {"queue": policy.queue, "archive_age": policy.archive_age,
+                  "archive_rows": policy.archive_rows, "dead_age": policy.dead_age,
+                  "dead_rows": policy.dead_rows, "now": self._now()}
+        self._write(lambda cur: cur.execute(_Q.set_retention, params))
+
+    def delete_retention(self, queue: str) -> bool:
+        return self._write(lambda cur: _count(cur, _Q.delete_retention, {"queue": queue}) == 1)
+
+    def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+        # Two statements, not one upsert whose assignments would depend on their order.
+        params = {"name": name, "holder": holder, "seconds_us": _micros(seconds),
+                  "now": self._now()}
+
+        def work(cur: Any) -> bool:
+            if _count(cur, _Q.renew_lease, params) == 1:
+                return True
+            return _count(cur, _Q.take_lease, params) == 1
+
+        return self._write(work)
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self._write(lambda cur: cur.execute(_Q.drop_lease, {"name": name, "holder": holder}))
+
+    def prune(self, batch: PruneBatch) -> int:
+        table, delete = _PRUNED[batch.table]
+        params: dict[str, Any] = {
+            "queue": batch.queue, "skip": _dumps(list(batch.skip_queues)),
+            "older_than_us": None if batch.older_than is None else _micros(batch.older_than),
+            "keep_rows": batch.keep_rows, "beyond_at": None, "beyond_id": None,
+            "batch": batch.limit, "now": self._now()}
+        if batch.older_than is None and batch.keep_rows is None:
+            return 0
+
+        def work(cur: Any) -> int:
+            found = dict(params)  # (a retried transaction reads its `beyond` row again)
+            if batch.keep_rows is not None:
+                cur.execute(_Q.prune_beyond.replace("{table}", table), found)
+                beyond = cur.fetchone()
+                if beyond is not None:
+                    found["beyond_at"], found["beyond_id"] = beyond
+                elif batch.older_than is None:
+                    return 0  # no more rows than the queue keeps
+            cur.execute(_Q.prune.replace("{table}", table), found)
+            ids = tuple(r[0] for r in cur.fetchall())
+            if not ids:
+                return 0
+            deleted = _count(cur, delete, {"ids": ids})
+            if deleted != len(ids):
+                raise ClaimqError(f"pruned {deleted} of the {len(ids)} rows it locked")
+            return deleted
+
+        return self._write(work)
+
+    def partition_archive(self) -> bool:
+        """Not here (capabilities.partitions is false): raises InvalidInput."""
+        raise InvalidInput("a partitioned archive needs PostgreSQL")
+
+    def maintain_partitions(
+        self, ahead_days: int, drop_before: datetime | None
+    ) -> tuple[list[str], list[str]]:
+        """Nothing to maintain: the archive is one table."""
+        return [], []
+
+    def prune_idempotency_keys(self, retention: float, batch: int) -> int:
+        params = {"retention_us": _micros(retention), "batch": batch, "now": self._now()}
+
+        def work(cur: Any) -> int:
+            cur.execute(_Q.prune_idempotency, params)
+            keys = tuple(r[0] for r in cur.fetchall())
+            if not keys:
+                return 0
+            return _count(cur, _Q.delete_keys, {"keys": keys})
+
+        return self._write(work)
+
+    # -- operating: the worker registry, stats, trace contexts ----------------------------------
+
+    def register_worker(self, worker: WorkerRecord) -> None:
+        params = {**worker._asdict(), "now": self._now(),
+                  "queues": None if worker.queues is None else _dumps(list(worker.queues))}
+        self._write(lambda cur: cur.execute(_Q.register_worker, params))
+
+    def worker_seen(self, worker_id: str, in_flight: int) -> bool:
+        params = {"id": worker_id, "in_flight": in_flight, "now": self._now()}
+        return self._write(lambda cur: _count(cur, _Q.worker_seen, params)) == 1
+
+    def unregister_worker(self, worker_id: str) -> bool:
+        def work(cur: Any) -> bool:
+            cur.execute(_Q.unregister_worker, {"id": worker_id})
+            return cur.fetchone() is not None
+
+        return self._write(work)
+
+    def list_workers(self) -> list[WorkerInfo]:
+        rows = self._read(_Q.list_workers, {"now": self._now()})
+        workers = []
+        for r in rows:
+            started_at, last_seen_at = _aware(r["started_at"]), _aware(r["last_seen_at"])
+            assert started_at is not None and last_seen_at is not None  # NOT NULL
+            workers.append(WorkerInfo(
+                id=r["id"], host=r["host"], pid=r["pid"],
+                queues=None if r["queues"] is None else tuple(json.loads(r["queues"])),
+                concurrency=r["concurrency"], version=r["version"], started_at=started_at,
+                last_seen_at=last_seen_at, in_flight=r["in_flight"],
+                alive=r["dead_at"] is None, dead_at=_aware(r["dead_at"]),
+                silent_for=max(float(r["silent_for"]), 0.0)))
+        return workers
+
+    def prune_workers(self, dead_after: float, forget_after: float) -> tuple[int, int]:
+        def work(cur: Any) -> tuple[int, int]:
+            # One time for both statements; deleted first: a row marked now is deleted at the
+            # earliest by the next call.
+            now = self._now() or _naive(self.now())
+            deleted = _count(cur, _Q.forget_workers,
+                             {"now": now, "forget_after_us": _micros(forget_after)})
+            marked = _count(cur, _Q.mark_dead_workers,
+                            {"now": now, "dead_after_us": _micros(dead_after)})
+            return marked, deleted
+
+        return self._write(work)
+
+    def stats(self, window: float) -> StatsRows:
+        # One time for every part (the server's, unless on a test's clock).
+        now = self._now() or _naive(self.now())
+        params = {"now": now, "since": now - timedelta(seconds=window)}
+        queues = [QueueSettings(r["name"], bool(r["paused"]), bool(r["active"]),
+                                r["max_workers"]) for r in self._read(_Q.stats_queues, {})]
+        live = [LiveRow(r["queue"], r["task"], int(r["pending"]), int(r["scheduled"]),
+                        int(r["running"]), int(r["past_lease"]),
+                        None if r["oldest_due_age"] is None else float(r["oldest_due_age"]))
+                for r in self._read(_Q.stats_live, params)]
+        dead = [DeadRow(r["queue"], r["task"], r["reason"], int(r["count"]))
+                for r in self._read(_Q.stats_dead, {})]
+        recent = [RecentRow(r["queue"], r["task"], int(r["completed"]), int(r["failed"]),
+                            int(r["finished"]), int(r["attempts"]))
+                  for r in self._read(_Q.stats_recent, params)]
+        latency = latency_rows((r["queue"], r["task"], r["wait"], r["run"])
+                               for r in self._read(_Q.stats_latency, params))
+        return StatsRows(now.replace(tzinfo=UTC), queues, live, dead, recent, latency)
+
+    def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        rows = self._read(_Q.trace_contexts, {"ids": tuple(ids)})
+        return {r["id"]: r["trace_context"] for r in rows}

@@ -1,0 +1,1 @@
+SELECT id, status, errors FROM claimq_jobs WHERE id = %(id)s FOR UPDATE

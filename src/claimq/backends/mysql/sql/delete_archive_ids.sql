@@ -1,0 +1,1 @@
+DELETE FROM claimq_archive WHERE id IN %(ids)s

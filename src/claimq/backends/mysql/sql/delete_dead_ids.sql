@@ -1,0 +1,1 @@
+DELETE FROM claimq_dead WHERE id IN %(ids)s

@@ -1,0 +1,1 @@
+DELETE FROM claimq_jobs WHERE id IN %(ids)s

@@ -1,0 +1,1 @@
+DELETE FROM claimq_idempotency WHERE `key` IN %(keys)s

@@ -1,0 +1,1 @@
+DELETE FROM claimq_retention WHERE queue = %(queue)s

@@ -1,0 +1,1 @@
+DELETE FROM claimq_schedules WHERE name = %(name)s

@@ -1,0 +1,1 @@
+DELETE FROM claimq_leases WHERE name = %(name)s AND holder = %(holder)s

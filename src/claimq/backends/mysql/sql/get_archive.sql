@@ -1,0 +1,1 @@
+SELECT *, 'succeeded' AS status FROM claimq_archive WHERE id = %(id)s

@@ -1,0 +1,1 @@
+SELECT *, 'dead' AS status FROM claimq_dead WHERE id = %(id)s

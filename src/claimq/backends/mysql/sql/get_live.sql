@@ -1,0 +1,1 @@
+SELECT * FROM claimq_jobs WHERE id = %(id)s

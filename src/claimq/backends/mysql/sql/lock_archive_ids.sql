@@ -1,0 +1,3 @@
+-- delete_finished: the archived jobs among the ids, locked until their DELETE (no DELETE …
+-- RETURNING on MySQL).
+SELECT id FROM claimq_archive WHERE id IN %(ids)s FOR UPDATE

@@ -1,0 +1,1 @@
+SELECT id FROM claimq_dead WHERE id = %(id)s FOR UPDATE

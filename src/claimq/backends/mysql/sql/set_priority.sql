@@ -1,0 +1,2 @@
+UPDATE claimq_jobs SET priority = %(priority)s, updated_at = {now}
+WHERE id = %(id)s AND status = 'pending'

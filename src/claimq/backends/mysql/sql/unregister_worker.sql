@@ -1,0 +1,1 @@
+DELETE FROM claimq_workers WHERE id = %(id)s RETURNING id
