@@ -1,0 +1,45 @@
+"""The README's Quick start, as a newcomer runs it: a fresh `git clone` of this checkout, then
+the commands of the Quick start block. `make demo` runs whole (it makes its own .venv and ends
+with its checks against the database); `make test` is the command this suite itself runs under
+(`.ci/run`), so here it is only checked to be the target CI calls, not run inside itself."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(600)
+
+
+def quick_start_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block, "the Quick start has a sh block"
+    return [line.split("#", 1)[0].strip() for line in block.group(1).splitlines()
+            if line.split("#", 1)[0].strip()]
+
+
+def test_the_quick_start_commands_are_the_two_make_targets() -> None:
+    assert quick_start_commands() == ["make demo", "make test"]
+    assert "exec make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_make_demo_from_a_fresh_clone(tmp_path: Path) -> None:
+    if not (ROOT / ".git").exists():
+        pytest.fail("the quick start test clones this checkout: it must be a git clone")
+    clone = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    assert not (clone / ".venv").exists()
+    done = subprocess.run(["make", "demo"], cwd=clone, capture_output=True, text=True,
+                          timeout=540, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert "all checks passed" in output, output[-4000:]
+    assert (clone / ".venv" / "bin" / "claimq").exists()
+    shutil.rmtree(clone, ignore_errors=True)
