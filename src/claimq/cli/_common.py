@@ -91,6 +91,21 @@ def _check_database(app: App, *, migrated: bool) -> None:
         app.backend.check_schema()
 
 
+def _use_app(path: str) -> App:
+    """The App named by `module:attribute` (see claimq._processes.import_app), on its own
+    database unless --database was given on the command line; later _open() calls check it."""
+    app = import_app(path)
+    state = _state()
+    if state.explicit and app.url != state.url:
+        app.close()
+        app.url = state.url
+    state.url = app.url
+    state.app = app
+    state.checked = False
+    click.get_current_context().find_root().call_on_close(app.close)
+    return app
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 
@@ -109,21 +124,6 @@ def _classify(exc: BaseException) -> tuple[str, int] | None:
 
 def _say_error(message: str) -> None:
     click.echo(f"error: {' '.join(message.split())}", err=True)
-
-
-def _use_app(path: str) -> App:
-    """The App named by `module:attribute` (see claimq._processes.import_app), on its own
-    database unless --database was given on the command line; later _open() calls check it."""
-    app = import_app(path)
-    state = _state()
-    if state.explicit and app.url != state.url:
-        app.close()
-        app.url = state.url
-    state.url = app.url
-    state.app = app
-    state.checked = False
-    click.get_current_context().find_root().call_on_close(app.close)
-    return app
 
 
 # -- parameter types ---------------------------------------------------------------------------
