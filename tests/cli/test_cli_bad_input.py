@@ -54,14 +54,14 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["enqueue", "t", "--payload", '{"n": NaN}'], "NaN at ['n']"),
     (["enqueue", "t", "--payload", '{"n": -Infinity}'], "Infinity"),
     (["enqueue", "t", "--payload", '{"n": 1e-400}'], "too small"),
-    (["jobs", "retry", "5", "--payload", '{"n": 1e999}'], "too large"),
+    (["dead", "resurrect", "5", "--payload", '{"n": 1e999}'], "too large"),
     # times past 100 years (defect 8)
     (["enqueue", "t", "--delay", "1e15"], "at most 3155760000 seconds"),
     (["enqueue", "t", "--delay", "1e12"], "--delay"),
     (["queues", "set", "q", "--lease", "1e12"], "at most"),
     (["queues", "set", "q", "--timeout", "1e300"], "at most"),
     (["dead", "purge", "--older-than", "1e20", "--yes"], "at most"),
-    (["jobs", "purge", "--table", "archive", "--older-than", "1e20", "--yes"], "at most"),
+    (["jobs", "purge", "--older-than", "1e20", "--yes"], "at most"),
     # stats
     (["stats", "--watch", "--interval", "0"], "--interval"),
     # queues
@@ -84,18 +84,20 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["jobs", "show", "abc"], "abc"),
     (["jobs", "show", "0"], "ID"),
     (["jobs", "cancel"], "ID"),
-    (["jobs", "retry", "5", "--payload", "[1]"], "JSON object"),
-    (["jobs", "retry", "5", "--payload", "{oops"], "not valid JSON"),
-    (["jobs", "retry", "5", "--priority", "2000000"], "--priority"),
     (["jobs", "priority", "5", "99999999"], "N"),
     (["jobs", "priority", "5"], "N"),
-    (["jobs", "purge", "--yes"], "--table"),
-    (["jobs", "purge", "--table", "live", "--yes"], "live"),
-    (["jobs", "purge", "--table", "archive"], "--yes"),  # no terminal to confirm on
+    (["jobs", "purge"], "--yes"),  # no terminal to confirm on
+    (["jobs", "purge", "--queue", "no good", "--yes"], "no good"),
+    # one verb per action: dead letters are resurrected and purged under `dead` only
+    (["jobs", "retry", "5"], "No such command 'retry'"),
+    (["jobs", "purge", "--table", "dead", "--yes"], "No such option '--table'"),
     # dead letters
     (["dead", "list", "--reason", "bored"], "bored"),
     (["dead", "show"], "ID"),
     (["dead", "resurrect", "5", "--payload", "{"], "not valid JSON"),
+    (["dead", "resurrect", "5", "--payload", "[1]"], "JSON object"),
+    (["dead", "resurrect", "5", "--payload", "{oops"], "not valid JSON"),
+    (["dead", "resurrect", "5", "--priority", "2000000"], "--priority"),
     (["dead", "purge"], "--yes"),
     (["dead", "purge", "--older-than", "-1", "--yes"], "--older-than"),
     (["dead", "purge", "--queue", "no good", "--yes"], "no good"),

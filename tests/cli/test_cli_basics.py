@@ -26,8 +26,9 @@ def test_help_database_option_and_connection_errors(tmp_path: Path) -> None:
     for word in ("Exit codes", "bad input", "not found", "migrate", "enqueue", "worker", "dead"):
         assert word in help_.ok().out
     assert "claimq" in version.ok().out
-    for word in ("list", "show", "cancel", "retry", "purge", "priority"):
+    for word in ("list", "show", "cancel", "purge", "priority"):
         assert word in sub_help.ok().out
+    assert "retry " not in sub_help.out  # resurrecting a dead letter is `claimq dead resurrect`
     bad_url.usage_error("unsupported database URL")
     no_server.failed(1, "cannot connect")
     assert via_option.json() == []

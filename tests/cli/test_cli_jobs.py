@@ -60,11 +60,11 @@ def test_jobs_actions(cli: Cli, app: App) -> None:
     done = archived(app, "delta", "qa")
     failed = dead_permanent(app, "gamma", "qd")
 
-    cancel, cancel_done, retry, retry_live, priority, priority_done, cancel_missing = cli.many(
+    cancel, cancel_done, revive, revive_live, priority, priority_done, cancel_missing = cli.many(
         ["jobs", "cancel", str(to_cancel), "--json"],
         ["jobs", "cancel", str(done)],
-        ["jobs", "retry", str(failed), "--payload", '{"n": 30}', "--priority", "7", "--json"],
-        ["jobs", "retry", str(to_reprioritise)],
+        ["dead", "resurrect", str(failed), "--payload", '{"n": 30}', "--priority", "7", "--json"],
+        ["dead", "resurrect", str(to_reprioritise)],
         ["jobs", "priority", str(to_reprioritise), "9"],
         ["jobs", "priority", str(done), "1"],
         ["jobs", "cancel", "987654"],
@@ -75,12 +75,12 @@ def test_jobs_actions(cli: Cli, app: App) -> None:
     cancel_done.failed(1, "already finished")
     assert app.get_job(done).status == Status.SUCCEEDED
 
-    again = retry.json()
+    again = revive.json()
     assert again["status"] == "pending" and again["payload"] == {"n": 30}
     revived = app.get_job(failed)
     assert revived.status == Status.PENDING and revived.priority == 7 and revived.attempts == 0
     assert revived.payload == {"n": 30} and len(revived.errors) == 1  # history kept
-    retry_live.failed(1, "no dead letter")
+    revive_live.failed(1, "no dead letter")
 
     assert "priority 9" in priority.ok().out
     assert app.get_job(to_reprioritise).priority == 9
@@ -114,8 +114,8 @@ def test_purge(cli: Cli, app: App) -> None:
     app.cancel(dead_b)
 
     too_young, by_queue = cli.many(
-        ["jobs", "purge", "--table", "archive", "--older-than", "3600", "--yes", "--json"],
-        ["jobs", "purge", "--table", "archive", "--queue", "qb", "--yes", "--json"],
+        ["jobs", "purge", "--older-than", "3600", "--yes", "--json"],
+        ["jobs", "purge", "--queue", "qb", "--yes", "--json"],
     )
     assert too_young.json() == {"table": "archive", "purged": 0}
     assert by_queue.json() == {"table": "archive", "purged": 1}
@@ -166,7 +166,7 @@ def test_dead_letters(cli: Cli, app: App) -> None:
     assert "no such customer" in show_human.ok().out
     show_live.failed(1, "not a dead letter")
     show_missing.failed(1, "no job 987654")
-    resurrect, resurrect_live = cli.many(
+    resurrect, revive_live = cli.many(
         ["dead", "resurrect", str(cancelled), "--priority", "4", "--json"],
         ["dead", "resurrect", str(pending)],
     )
@@ -174,5 +174,5 @@ def test_dead_letters(cli: Cli, app: App) -> None:
     assert back["status"] == "pending" and back["priority"] == 4
     revived = app.get_job(cancelled)
     assert revived.status == Status.PENDING and revived.priority == 4
-    resurrect_live.failed(1, "no dead letter")
+    revive_live.failed(1, "no dead letter")
     assert app.get_job(failed).status == Status.DEAD

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from claimq.cli import EXIT_USAGE, CliError, _open, main
+from claimq.cli import main
+from claimq.cli._common import EXIT_USAGE, CliError, _open
 
 
 @main.command()

@@ -6,7 +6,9 @@ import dataclasses
 
 import click
 
-from claimq.cli import SECONDS, _age, _cell, _emit_json, _open, _print, json_option, main
+from claimq.cli import main
+from claimq.cli._common import SECONDS, _open, json_option
+from claimq.cli._render import _age, _cell, _emit_json, _print
 
 ROWS = click.IntRange(0, 2**62)
 

@@ -6,18 +6,9 @@ from typing import Any
 
 import click
 
-from claimq.cli import (
-    POSITIVE_SECONDS,
-    PRIORITY,
-    _cell,
-    _emit_json,
-    _open,
-    _parse_payload,
-    _print,
-    _when,
-    json_option,
-    main,
-)
+from claimq.cli import main
+from claimq.cli._common import POSITIVE_SECONDS, PRIORITY, _open, _parse_payload, json_option
+from claimq.cli._render import _cell, _emit_json, _print, _when
 from claimq.schedules import MISSED, Schedule
 
 

@@ -10,19 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from claimq.cli import (
-    Seconds,
-    _age,
-    _cell,
-    _console,
-    _emit_json,
-    _open,
-    _print,
-    _queue_state,
-    _when,
-    json_option,
-    main,
-)
+from claimq.cli import main
+from claimq.cli._common import Seconds, _open, json_option
+from claimq.cli._render import _age, _cell, _console, _emit_json, _print, _queue_state, _when
 from claimq.stats import DEFAULT_WINDOW, Latency, QueueStats, Stats, TaskStats
 
 if TYPE_CHECKING:

@@ -1,0 +1,111 @@
+"""`claimq queues …`: queue settings (pause, resume, worker limit, activation, lease, timeout)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from claimq import _validate
+from claimq.cli import main
+from claimq.cli._common import EXIT_USAGE, POSITIVE_SECONDS, CliError, Seconds, _open, json_option
+from claimq.cli._render import _emit_json, _print, _queues_table
+
+
+@main.group()
+def queues() -> None:
+    """Queue settings: pause, resume, worker limit, activation, lease and timeout."""
+
+
+@queues.command("list")
+@json_option
+def queues_list(as_json: bool) -> None:
+    """Every queue with its settings."""
+    found = _open().queues()
+    if as_json:
+        _emit_json(found)
+    else:
+        _print(_queues_table(found))
+
+
+def _configure(name: str, as_json: bool, done: str, **changes: Any) -> None:
+    _validate.queue_name(name)
+    app = _open()
+    existed = any(q.name == name for q in app.queues())
+    info = app.configure_queue(name, **changes)
+    if as_json:
+        _emit_json(info)
+        return
+    note = "" if existed else " (new queue created)"
+    click.echo(f"queue {name} {done}{note}")
+
+
+def _switch(verb: str, help_text: str, done: str, **changes: bool) -> None:
+    """`claimq queues VERB QUEUE`: one setting switched on or off."""
+
+    @queues.command(verb, help=help_text)
+    @click.argument("queue")
+    @json_option
+    def command(queue: str, as_json: bool) -> None:
+        _configure(queue, as_json, done, **changes)
+
+
+_switch("pause", "Stop claiming jobs of QUEUE (running jobs finish).", "paused", paused=True)
+_switch("resume", "Claim jobs of QUEUE again.", "resumed", paused=False)
+_switch("activate", "Mark QUEUE active (claimable).", "activated", active=True)
+_switch(
+    "deactivate", "Mark QUEUE inactive: no worker claims from it until it is activated.",
+    "deactivated", active=False,
+)
+
+
+@queues.command("limit")
+@click.argument("queue")
+@click.argument("max_workers", metavar="N|none")
+@json_option
+def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
+    """At most N jobs of QUEUE run at once across all workers; `none` lifts the limit."""
+    limit: int | None
+    if max_workers.strip().lower() == "none":
+        limit = None
+    else:
+        try:
+            limit = int(max_workers)
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 1_000_000:
+            raise CliError(
+                f"N must be a whole number from 1 to 1000000, or `none`; got {max_workers!r}",
+                EXIT_USAGE,
+            )
+    done = "has no worker limit" if limit is None else f"runs at most {limit} job(s) at once"
+    _configure(queue, as_json, done, max_workers=limit)
+
+
+@queues.command("set")
+@click.argument("queue")
+@click.option("--lease", type=POSITIVE_SECONDS, metavar="SECONDS", help="Default lease.")
+@click.option(
+    "--timeout", type=Seconds(allow_zero=False, allow_none=True), metavar="SECONDS|none",
+    help="Default job timeout; `none` clears it.",
+)
+@json_option
+@click.pass_context
+def queues_set(
+    ctx: click.Context, queue: str, lease: float | None, timeout: float | None, as_json: bool
+) -> None:
+    """Change QUEUE's default lease and/or job timeout."""
+    changes: dict[str, Any] = {}
+    if lease is not None:
+        changes["lease"] = lease
+    if ctx.get_parameter_source("timeout") == ParameterSource.COMMANDLINE:
+        changes["timeout"] = timeout
+    if not changes:
+        raise CliError("nothing to set: give --lease and/or --timeout", EXIT_USAGE)
+    parts = []
+    if "lease" in changes:
+        parts.append(f"lease {lease:g}s")
+    if "timeout" in changes:
+        parts.append("no timeout" if timeout is None else f"timeout {timeout:g}s")
+    _configure(queue, as_json, "set: " + ", ".join(parts), **changes)

@@ -1,0 +1,122 @@
+"""`claimq worker APP`: run a worker (one or several processes) for a claimq.App."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from claimq import _validate
+from claimq._processes import run_worker, setup_logging
+from claimq.cli import main
+from claimq.cli._common import (
+    EXIT_USAGE,
+    POSITIVE_SECONDS,
+    SECONDS,
+    CliError,
+    _check_database,
+    _state,
+    _use_app,
+)
+from claimq.errors import ClaimqError
+
+
+def _queue_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names: list[str] = []
+    for raw in text.split(","):
+        name = raw.strip()
+        if not name:
+            raise CliError(f"--queues {text!r} has an empty queue name", EXIT_USAGE)
+        _validate.queue_name(name)
+        if name not in names:
+            names.append(name)
+    return names
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+@main.command()
+@click.argument("app_path", metavar="APP")
+@click.option("--queues", "queues_text", metavar="A,B", help="Queues to serve (default: all).")
+@click.option(
+    "--concurrency", type=click.IntRange(min=1), default=10, show_default=True,
+    help="Jobs run at once per process.",
+)
+@click.option(
+    "--processes", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Worker processes.",
+)
+@click.option(
+    "--lease", type=POSITIVE_SECONDS, default=None, metavar="SECONDS",
+    help="Lease length (default: each queue's).",
+)
+@click.option(
+    "--poll-interval", type=POSITIVE_SECONDS, default=1.0, show_default=True, metavar="SECONDS",
+    help="Longest wait between claims when the queues are empty.",
+)
+@click.option(
+    "--grace", type=SECONDS, default=30.0, show_default=True, metavar="SECONDS",
+    help="On shutdown, how long running jobs get before they are handed back.",
+)
+@click.option(
+    "--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="info",
+    show_default=True, help="Log level of the worker's lines on stderr (start, stop, failures).",
+)
+@click.option(
+    "--log-format", type=click.Choice(("text", "json")), default="text", show_default=True,
+    help="json: one JSON object per line, with event names and job fields.",
+)
+@click.option(
+    "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+    help="Serve Prometheus /metrics on PORT (process i of --processes on PORT+i); needs "
+    "claimq[metrics].",
+)
+@click.option(
+    "--metrics-host", default="0.0.0.0", show_default=True, metavar="ADDR",
+    help="Address the /metrics server binds to.",
+)
+@click.pass_context
+def worker(
+    ctx: click.Context,
+    app_path: str,
+    queues_text: str | None,
+    concurrency: int,
+    processes: int,
+    lease: float | None,
+    poll_interval: float,
+    grace: float,
+    log_level: str,
+    log_format: str,
+    metrics_port: int | None,
+    metrics_host: str,
+) -> None:
+    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
+    mypackage.jobs:registry.app for an attribute of an attribute).
+
+    The App's own database is used unless --database is given on the command line. A second
+    SIGTERM or SIGINT stops at once (exit 130), leaving running jobs to their leases.
+    """
+    queues = _queue_list(queues_text)
+    app = _use_app(app_path)
+    if _state().explicit:
+        # worker processes that import APP again build App() from the environment
+        os.environ["CLAIMQ_DATABASE_URL"] = app.url
+    try:
+        _check_database(app, migrated=True)
+    finally:
+        app.close()  # the worker opens its own connections (possibly in other processes)
+    if metrics_port is not None:
+        try:
+            import claimq.metrics  # noqa: F401 - says which extra is missing, before starting
+        except ClaimqError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
+    setup_logging(log_level.upper(), log_format)
+    code = run_worker(
+        app, queues=queues, concurrency=concurrency, processes=processes, lease=lease,
+        poll_interval=poll_interval, grace=grace, app_path=app_path, metrics_port=metrics_port,
+        metrics_host=metrics_host, log_format=log_format,
+    )
+    ctx.exit(int(code or 0))
