@@ -19,6 +19,7 @@ from claimq.backends.base import (
     JobFilter,
     Owned,
     QueueInfo,
+    RateLimit,
     ReapResult,
 )
 from claimq.clock import Clock
@@ -135,6 +136,8 @@ class App:
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
         isolation: Isolation = "thread",
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
     ) -> Callable[[F], Task[Any, Any]]: ...
 
     def task(
@@ -149,6 +152,8 @@ class App:
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
         isolation: Isolation = "thread",
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
     ) -> Any:
         """Register a sync or async function as a task (`@app.task` or `@app.task(...)`).
 
@@ -157,7 +162,15 @@ class App:
         failed, but it keeps its slot and its job is not retried until the thread returns.
         `isolation="process"` runs a sync handler in a child process instead, killed at its
         timeout (a real, enforced limit; the function must be importable at module level, its
-        arguments and result picklable, and its `ctx` a read-only snapshot)."""
+        arguments and result picklable, and its `ctx` a read-only snapshot).
+
+        `concurrency_key` names a payload field: at most `concurrency_limit` jobs of the
+        task's queue with the same value of that field run at once, across all workers."""
+        if (concurrency_key is None) != (concurrency_limit is None):
+            raise InvalidInput("give concurrency_key and concurrency_limit together")
+        if concurrency_key is not None:
+            _validate.idempotency_key(concurrency_key, "concurrency_key")
+            _validate.integer(concurrency_limit, "concurrency_limit", 1, 1_000_000)
 
         def register(func: Callable[..., Any]) -> Task[Any, Any]:
             task_name = _validate.task_name(name or default_name(func))
@@ -182,6 +195,8 @@ class App:
                 ),
                 wants_context=takes_context(func),
                 isolation=_isolation(isolation, func),
+                concurrency_key=concurrency_key,
+                concurrency_limit=concurrency_limit,
             )
             self.tasks[task_name] = t
             return t
@@ -198,14 +213,24 @@ class App:
             for key, value in options.items():
                 if value is not None and value != ():
                     base[key] = value
+            if options.get("concurrency_key") is None:
+                base.update(task.flow_options(base["payload"]))
             options = base
         else:
             options = {"task": task, **options}
+        self._check_unique_for(options.get("unique_for"))
         return _validate.new_job(
             **options,
             default_max_attempts=self.default_max_attempts,
             payload_limit=self.payload_limit,
         )
+
+    def _check_unique_for(self, period: object) -> None:
+        if period is not None and _validate.seconds(period, "unique_for") > (
+                self.idempotency_retention):
+            raise InvalidInput(
+                f"unique_for ({period}) is longer than the App's idempotency_retention "
+                f"({self.idempotency_retention} s), after which keys are purged")
 
     def _spec(self, item: object) -> _validate.NewJob:
         """One job of enqueue_many: a mapping of enqueue()'s options; a registered task's name
@@ -214,6 +239,12 @@ class App:
             self.tasks and (type(item) is dict or isinstance(item, Mapping))
             and type(name := item.get("task")) is str
         ) else None
+        if isinstance(item, Mapping) and "unique_for" in item:
+            self._check_unique_for(item["unique_for"])
+        if task is not None and task.concurrency_key is not None:
+            spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
+            if "concurrency_key" not in spec:
+                item = {**spec, **task.flow_options(spec.get("payload"))}
         if task is None:
             return _validate.enqueue_spec(
                 item, default_max_attempts=self.default_max_attempts,
@@ -239,15 +270,29 @@ class App:
         tags: Sequence[str] = (),
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        unique: Literal["pending", "active", "until_done"] | None = None,
+        unique_for: float | timedelta | None = None,
+        on_conflict: Literal["ignore", "replace"] | None = None,
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
         conn: Any = None,
     ) -> int:
         """Queue one job; returns its id. With `conn` (a sqlite3 or psycopg connection) the job
         is written inside the caller's transaction: it exists if and only if that commits. With an
-        idempotency key that a job still holds, returns that job's id and writes nothing."""
+        idempotency key that a job still holds, returns that job's id and writes nothing.
+
+        Which jobs hold a key is `unique`'s: "pending" (the holder is still pending), "active"
+        (pending or running), "until_done" (the default: live, or finished less than
+        `unique_for` seconds ago, by default the App's idempotency_retention). With
+        on_conflict="replace", a pending holder takes this call's payload and run_at
+        (debounce) and its id is returned. `concurrency_key`/`concurrency_limit`: at most that
+        many jobs of the queue with this key run at once, across all workers."""
         job = self._new_job(
             task, payload=payload, queue=queue, priority=priority, run_at=run_at, delay=delay,
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
-            timeout=timeout, retry=retry,
+            timeout=timeout, retry=retry, unique=unique, unique_for=unique_for,
+            on_conflict=on_conflict, concurrency_key=concurrency_key,
+            concurrency_limit=concurrency_limit,
         )
         return self.backend.enqueue([job], self.idempotency_retention, conn)[0]
 
@@ -501,8 +546,13 @@ class App:
         max_workers: int | None = UNSET,
         lease: float | None = None,
         timeout: float | None = UNSET,
+        rate_limit: str | None = UNSET,
+        rate_burst: int | None = None,
     ) -> QueueInfo:
-        """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it."""
+        """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it.
+        `rate_limit` ("10/s", "100/m", "5/2s"; None lifts it): at most that many claims from
+        the queue per period for all workers together, in bursts of up to `rate_burst`
+        (default: the count) after a quiet spell. It takes effect at the next claim."""
         _validate.queue_name(name)
         _validate.boolean(paused, "paused")
         _validate.boolean(active, "active")
@@ -512,9 +562,15 @@ class App:
             lease = _validate.seconds(lease, "lease", allow_zero=False)
         if timeout is not UNSET and timeout is not None:
             timeout = _validate.seconds(timeout, "timeout", allow_zero=False)
+        rate: RateLimit | None = UNSET
+        if rate_limit is not UNSET:
+            rate = None if rate_limit is None else RateLimit(
+                *_validate.rate_limit(rate_limit, rate_burst))
+        elif rate_burst is not None:
+            raise InvalidInput("rate_burst goes with a rate_limit")
         return self.backend.configure_queue(
             name, paused=paused, active=active, max_workers=max_workers,
-            lease_seconds=lease, timeout_seconds=timeout,
+            lease_seconds=lease, timeout_seconds=timeout, rate_limit=rate,
         )
 
     def pause(self, queue: str) -> QueueInfo:

@@ -76,9 +76,10 @@ def test_claimq_own_enqueues_are_unchanged(app: App) -> None:
 
 
 def _undo_trigger(app: App) -> int:
-    """Puts the database back to the schema before the trigger; returns that version."""
+    """Puts the database back to the schema before the trigger; returns that migration's
+    version (the trigger's own: later migrations stay applied)."""
     backend: Any = app.backend
-    version = backend.schema_version()
+    version = 2 if backend.kind == "sqlite" else 3  # *_queue_rows_for_foreign_jobs.sql
     if backend.kind == "sqlite":
         statements = ["DROP TRIGGER claimq_jobs_queue_row",
                       f"DELETE FROM claimq_migrations WHERE version = {version}"]
@@ -102,7 +103,7 @@ def test_an_existing_database_migrates_and_its_stranded_jobs_get_claimed(db_url:
         assert app.claim("w1", limit=10) == []
     with App(db_url) as app:
         assert app.migrate() == [version]
-        assert app.backend.schema_version() == version
+        assert app.backend.schema_version() >= version
         assert sorted(j.payload["n"] for j in app.claim("w1", limit=10)) == [0, 1]
         _run(app, _insert_sql(app, 1))
         assert len(app.claim("w1", limit=10)) == 1

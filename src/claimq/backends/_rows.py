@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from claimq._json import loads
+from claimq.backends.base import UNSET, RateLimit
 from claimq.job import CorruptRow
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
@@ -99,3 +100,17 @@ def json_columns(
 def _shown(value: Any) -> str:
     text = value.text if isinstance(value, Undecodable) else json.dumps(value, default=str)
     return repr(text[:200])
+
+
+def rate_params(rate: RateLimit | None) -> dict[str, Any]:
+    """update_queue's rate parameters: UNSET leaves the limit, None lifts it."""
+    if rate is UNSET:
+        return {"set_rate": False, "rate_count": None, "rate_period": None, "rate_burst": None}
+    if rate is None:
+        return {"set_rate": True, "rate_count": None, "rate_period": None, "rate_burst": None}
+    return {"set_rate": True, "rate_count": rate.count, "rate_period": rate.period,
+            "rate_burst": rate.burst}
+
+
+def rate_limit(count: int | None, period: float | None, burst: int | None) -> RateLimit | None:
+    return None if count is None or period is None else RateLimit(count, period, burst)

@@ -96,6 +96,22 @@ class ReapResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimit:
+    """At most `count` claims per `period` seconds from a queue, for all workers together,
+    with bursts of up to `burst` (default `count`) after a quiet spell: a GCRA bucket whose
+    state is the queue's row, spent by the claim."""
+
+    count: int
+    period: float
+    burst: int | None = None
+
+    def __str__(self) -> str:
+        period = f"{self.period:g}s" if self.period != 1 else "s"
+        burst = "" if self.burst is None else f" (burst {self.burst})"
+        return f"{self.count}/{period}{burst}"
+
+
+@dataclass(frozen=True, slots=True)
 class QueueInfo:
     name: str
     paused: bool
@@ -111,6 +127,8 @@ class QueueInfo:
     oldest_ready_age: float | None = None
     archived: int = 0
     dead: int = 0
+    rate_limit: RateLimit | None = None
+    keyed: bool = False  # jobs with a concurrency key were queued here: its claims count per key
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +351,15 @@ class Backend(Protocol):
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
-    ) -> QueueInfo: ...
+        rate_limit: RateLimit | None = UNSET,
+    ) -> QueueInfo:
+        """Creates or changes a queue; UNSET leaves a setting as it is. `rate_limit`: a
+        RateLimit, or None to lift it; a new one starts with a full bucket. A queue with a rate
+        limit, or `keyed` (given a job with a concurrency key: NewJob.concurrency_key), is
+        claimed by flow control: at most the bucket's tokens per claim, and no job whose
+        concurrency key already has concurrency_limit jobs fetched or processing in the queue.
+        A backend must make both hold across every client (PostgreSQL: under the queue row's
+        lock, as max_workers)."""
+        ...
     def list_queues(self) -> list[QueueInfo]: ...
     def now(self) -> datetime: ...

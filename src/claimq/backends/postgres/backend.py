@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from claimq._validate import NewJob
-from claimq.backends._rows import json_columns, loads_exact
+from claimq.backends._rows import json_columns, loads_exact, rate_limit, rate_params
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
@@ -33,6 +33,7 @@ from claimq.backends.base import (
     Notice,
     Owned,
     QueueInfo,
+    RateLimit,
     ReapResult,
     RoleKind,
     Settled,
@@ -75,6 +76,14 @@ _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every mig
 RAW_LIBPQ_SETTLE = os.environ.get("CLAIMQ_RAW_LIBPQ_SETTLE", "1") != "0"
 
 
+# The live statuses in which a key's holder refuses a new job, by the enqueue's `unique` scope.
+_HOLDING = {
+    "pending": "{pending}",
+    "active": "{pending,fetched,processing}",
+    "until_done": "{pending,fetched,processing}",
+}
+
+
 # settle.sql's columns, in its order: the sync path reads them as tuples too (as the async path
 # does), and _settle_result unpacks each claimed row in this order.
 _SETTLE_COLUMNS = (
@@ -99,6 +108,30 @@ def _settle_params(
                       start=claim.start,
                       queues=None if claim.queues is None else _texts(claim.queues))
     return params
+
+
+class _FlowSteps(NamedTuple):
+    complete: dict[str, Any] | None  # settle.sql's completions alone (None: none to write)
+    flow: dict[str, Any]  # claim_flow.sql's
+    plain: dict[str, Any]  # settle.sql's claim alone, of the other queues
+
+
+def _flow_steps(params: dict[str, Any], flow: list[str]) -> _FlowSteps:
+    """The parameters of the three statements of a claim that has flow-controlled queues."""
+    none = _complete_params(())
+    complete = {**params, "limit": 0} if params["ids"] != "{}" else None
+    return _FlowSteps(complete, {**params, "flow": _texts(flow)}, {**params, **none})
+
+
+def _as_settle_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows of a claim's several statements as one settle.sql would give them: a row per
+    claimed job (or one all NULL), the completed ids in the first."""
+    completed = next((r[0] for r in rows if r[0] is not None), None)
+    claimed = [r for r in rows if r[1] is not None]
+    if not claimed:
+        return [(completed,) + (None,) * (len(_SETTLE_COLUMNS) - 1)]
+    claimed[0] = (completed, *claimed[0][1:])
+    return claimed
 
 
 def _settle_result(
@@ -173,6 +206,12 @@ def _row_to_job(row: dict[str, Any]) -> Job:
         result=result,
         reason=get("reason"),
     )
+
+
+def _queue_info(row: dict[str, Any]) -> QueueInfo:
+    rate = rate_limit(row.pop("rate_count"), row.pop("rate_period"), row.pop("rate_burst"))
+    age = row.pop("oldest_ready_age")
+    return QueueInfo(**row, rate_limit=rate, oldest_ready_age=None if age is None else float(age))
 
 
 def _server_time() -> None:
@@ -251,8 +290,10 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
+        flow = "\t\\N\t\\N" if j.concurrency_key is None else (
+            f"\t{_copy_field(j.concurrency_key)}\t{j.concurrency_limit}")
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
-                     f"{run_at}\t{created}\t{parts[2]}")
+                     f"{run_at}\t{created}\t{parts[2]}{flow}")
     lines.append("")
     return "\n".join(lines)
 
@@ -582,9 +623,13 @@ class PostgresBackend:
             "delay": _numbers(j.delay for j in jobs),
             "timeout_seconds": _numbers(j.timeout for j in jobs),
             "retry": _texts(j.retry_json for j in jobs),
+            "concurrency_key": _texts(j.concurrency_key for j in jobs),
+            "concurrency_limit": _numbers(j.concurrency_limit for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
+        if self._limited and any(j.concurrency_key is not None for j in jobs):
+            self._limited.clear()  # a queue may become keyed: this process's claims see it now
         plain = [j for j in jobs if j.idempotency_key is None]
         if len(plain) >= COPY_THRESHOLD:
             return self._copy(cur, len(jobs), iter(jobs), retention)
@@ -594,6 +639,7 @@ class PostgresBackend:
             query, params = self.enqueue_params(plain)
             names = sorted({j.queue for j in plain})
             cur.execute(self._q.ensure_queues, {"names": names, "now": params["now"]})
+            self._mark_keyed(cur, plain, params["now"])
             cur.execute(query, params)
             plain_ids = iter([r["id"] for r in cur.fetchall()])
         return [
@@ -610,6 +656,7 @@ class PostgresBackend:
         now, ids = head["now"], sorted(head["ids"])  # increasing in enqueue order
         keyed: list[tuple[int, NewJob]] = []
         queues: set[str] = set()
+        limited: set[str] = set()  # queues of jobs with a concurrency key
         chunk: list[NewJob] = []
         chunk_ids: list[int] = []
         with cur.copy(self._q.copy_jobs) as copy:
@@ -618,6 +665,8 @@ class PostgresBackend:
                     keyed.append((position, job))
                     continue
                 queues.add(job.queue)
+                if job.concurrency_key is not None:
+                    limited.add(job.queue)
                 chunk.append(job)
                 chunk_ids.append(ids[position])
                 if len(chunk) == COPY_CHUNK:
@@ -629,10 +678,18 @@ class PostgresBackend:
             # No foreign key ties jobs to queues: their rows may follow in the same transaction.
             names = sorted(queues)
             cur.execute(self._q.ensure_queues, {"names": names, "now": now})
+            if limited:
+                cur.execute(self._q.mark_keyed_queues, {"names": sorted(limited), "now": now})
             cur.execute(self._q.notify_queues, {"names": names})
         for position, job in keyed:
             ids[position] = self._insert_keyed(cur, job, retention)
         return ids
+
+    def _mark_keyed(self, cur: Any, jobs: Sequence[NewJob], now: datetime | None) -> None:
+        """Flags the queues of jobs with a concurrency key (their claims count per key)."""
+        names = {j.queue for j in jobs if j.concurrency_key is not None}
+        if names:
+            cur.execute(self._q.mark_keyed_queues, {"names": sorted(names), "now": now})
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
         params = {
@@ -647,7 +704,11 @@ class PostgresBackend:
             "delay": job.delay,
             "timeout_seconds": job.timeout,
             "retry": job.retry_json,
-            "retention": retention,
+            "concurrency_key": job.concurrency_key,
+            "concurrency_limit": job.concurrency_limit,
+            "statuses": _HOLDING[job.unique],
+            "period": None if job.unique != "until_done" else (
+                retention if job.unique_for is None else job.unique_for),
             "now": self._now(),
         }
         for _ in range(5):
@@ -658,6 +719,13 @@ class PostgresBackend:
             if holder is None:
                 continue  # the holder vanished between the two statements: insert again
             if holder["holds"]:
+                if job.on_conflict == "replace" and holder["status"] == Status.PENDING:
+                    # Debounce. The key row's lock keeps other enqueues out; a claim that took
+                    # the job meanwhile leaves zero rows, and the holder is looked at again.
+                    replaced = cur.execute(
+                        self._q.replace_pending, {**params, "id": holder["job_id"]}).fetchone()
+                    if replaced is None:
+                        continue
                 return int(holder["job_id"])
             # The key's job finished longer ago than the retention window: take the key over.
             cur.execute(self._q.drop_key, {"key": job.idempotency_key, "job_id": holder["job_id"]})
@@ -712,8 +780,27 @@ class PostgresBackend:
             with conn.transaction():
                 locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
                 params["limited"] = _texts(r["name"] for r in locked)
-                rows = cur.execute(sql, params).fetchall()
+                flow = [r["name"] for r in locked if r["flow"]]
+                if not flow:
+                    rows = cur.execute(sql, params).fetchall()
+                else:
+                    rows = self._settle_flow(cur, params, flow)
         return _settle_result(rows, claim)
+
+    def _settle_flow(
+        self, cur: Any, params: dict[str, Any], flow: list[str]
+    ) -> list[tuple[Any, ...]]:
+        """The claim when some of its queues are flow-controlled (their rows locked by this
+        transaction): completions first (so the counts below see them gone), claim_flow.sql for
+        the flow queues, then settle.sql's claim of the others with the slots left."""
+        steps = _flow_steps(params, flow)
+        rows = cur.execute(self._settle_sql(0), steps.complete).fetchall() if steps.complete else []
+        rows = [r for r in rows if r[0] is not None]
+        rows += cur.execute(self._q.claim_flow, steps.flow).fetchall()
+        left = params["limit"] - sum(1 for r in rows if r[1] is not None)
+        if left > 0:
+            rows += cur.execute(self._settle_sql(left), steps.plain).fetchall()
+        return _as_settle_rows(rows)
 
     # The worker's hot path, on its event loop: an AsyncConnection per writer, kept between
     # batches, and no thread hop per batch (a hop costs about as much CPU as the statement's own
@@ -779,8 +866,13 @@ class PostgresBackend:
                     try:
                         async with conn.transaction():
                             cur = await conn.execute(self._q.lock_limited_queues, params)
-                            params["limited"] = _texts(r["name"] for r in await cur.fetchall())
-                            rows = await self._settle_rows(conn, statement, params)
+                            locked = await cur.fetchall()
+                            params["limited"] = _texts(r["name"] for r in locked)
+                            flow = [r["name"] for r in locked if r["flow"]]
+                            if not flow:
+                                rows = await self._settle_rows(conn, statement, params)
+                            else:
+                                rows = await self._asettle_flow(conn, params, flow)
                         break
                     except psycopg.Error as exc:
                         # rolled back whole: the statement, prepared again, runs once more
@@ -788,6 +880,23 @@ class PostgresBackend:
                             raise
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
+
+    async def _asettle_flow(
+        self, conn: Any, params: dict[str, Any], flow: list[str]
+    ) -> list[tuple[Any, ...]]:
+        """_settle_flow on the event loop."""
+        steps = _flow_steps(params, flow)
+        rows = []
+        if steps.complete:
+            rows = await self._settle_rows(conn, self._settle_statement(0), steps.complete)
+            rows = [r for r in rows if r[0] is not None]
+        cur = conn.cursor(row_factory=tuple_row)
+        await cur.execute(self._q.claim_flow, steps.flow)
+        rows += await cur.fetchall()
+        left = params["limit"] - sum(1 for r in rows if r[1] is not None)
+        if left > 0:
+            rows += await self._settle_rows(conn, self._settle_statement(left), steps.plain)
+        return _as_settle_rows(rows)
 
     async def _settle_rows(
         self, conn: Any, statement: Statement, params: dict[str, Any]
@@ -1031,8 +1140,10 @@ class PostgresBackend:
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
+        rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         params = {
+            **rate_params(rate_limit),
             "name": name,
             "paused": paused,
             "active": active,
@@ -1051,17 +1162,7 @@ class PostgresBackend:
     def list_queues(self) -> list[QueueInfo]:
         with self._conn() as conn:
             rows = conn.execute(self._q.list_queues, {"now": self._now()}).fetchall()
-        return [
-            QueueInfo(
-                **{
-                    **r,
-                    "oldest_ready_age": None
-                    if r["oldest_ready_age"] is None
-                    else float(r["oldest_ready_age"]),
-                }
-            )
-            for r in rows
-        ]
+        return [_queue_info(r) for r in rows]
 
     # -- notifications -------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sqlite3
 import threading
 import time
@@ -14,7 +15,13 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NewJob
-from claimq.backends._rows import Undecodable, json_columns, loads_exact
+from claimq.backends._rows import (
+    Undecodable,
+    json_columns,
+    loads_exact,
+    rate_limit,
+    rate_params,
+)
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -30,6 +37,7 @@ from claimq.backends.base import (
     Listener,
     Owned,
     QueueInfo,
+    RateLimit,
     ReapResult,
     RoleKind,
     Settled,
@@ -44,6 +52,12 @@ from claimq.job import CorruptRow, DeadReason, Job, Status
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
+# The live statuses in which a key's holder refuses a new job, by the enqueue's `unique` scope.
+_HOLDING = {
+    "pending": '["pending"]',
+    "active": '["pending", "fetched", "processing"]',
+    "until_done": '["pending", "fetched", "processing"]',
+}
 
 
 def _ts(value: Any, name: str, corrupt: list[str]) -> datetime | None:
@@ -335,17 +349,17 @@ class SQLiteBackend:
         ids: list[int] = []
         seen_queues: set[str] = set()
         for job in jobs:
+            run_at = job.run_at.timestamp() if job.run_at is not None else now + job.delay
             if job.idempotency_key is not None:
-                holder = conn.execute(
-                    _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
-                ).fetchone()
-                if holder is not None and holder["holds"]:
-                    ids.append(holder["job_id"])
+                held = self._held(conn, job, now, retention, run_at)
+                if held is not None:
+                    ids.append(held)
                     continue  # a held key writes nothing, not even its queue
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
-            run_at = job.run_at.timestamp() if job.run_at is not None else now + job.delay
+            if job.concurrency_key is not None:
+                conn.execute(_Q.mark_keyed_queue, {"name": job.queue, "now": now})
             job_id = conn.execute(
                 _Q.insert_job,
                 {
@@ -360,6 +374,8 @@ class SQLiteBackend:
                     "now": now,
                     "timeout_seconds": job.timeout,
                     "retry": job.retry_json,
+                    "concurrency_key": job.concurrency_key,
+                    "concurrency_limit": job.concurrency_limit,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -368,6 +384,23 @@ class SQLiteBackend:
                 )
             ids.append(job_id)
         return ids
+
+    def _held(
+        self, conn: sqlite3.Connection, job: NewJob, now: float, retention: float, run_at: float
+    ) -> int | None:
+        """The id of the job still holding `job`'s idempotency key under its `unique` scope
+        (with on_conflict="replace", a pending holder first takes `job`'s payload and run_at),
+        or None when the key is free for `job`."""
+        period = retention if job.unique_for is None else job.unique_for
+        params = {"key": job.idempotency_key, "statuses": _HOLDING[job.unique],
+                  "since": now - period if job.unique == "until_done" else None}
+        holder = conn.execute(_Q.key_holder, params).fetchone()
+        if holder is None or not holder["holds"]:
+            return None
+        if job.on_conflict == "replace" and holder["status"] == Status.PENDING:
+            conn.execute(_Q.replace_pending, {"id": holder["job_id"], "payload": job.payload_json,
+                                              "run_at": run_at, "now": now}).fetchall()
+        return int(holder["job_id"])
 
     # -- claim and the owner's transitions -----------------------------------------------------
 
@@ -389,15 +422,23 @@ class SQLiteBackend:
         queues = None if req.queues is None else json.dumps(list(req.queues))
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
-        for name, free in caps:
+        rated: dict[str, tuple[float, set[int]]] = {}  # rate-limited queue: its tat, its jobs
+        for name, free, flow in caps:
             if free <= 0:
                 continue
             params = {"queue": name, "now": now, "limit": min(free, req.limit)}
+            if flow:
+                candidates.extend(self._flow_candidates(conn, params, rated))
+                continue
             for row in conn.execute(_Q.claim_candidates, params):
                 candidates.append((-row["priority"], row["run_at"], row["id"]))
         if not candidates:
             return []
         chosen = [c[2] for c in sorted(candidates)[: req.limit]]
+        for queue, (tat, offered) in rated.items():
+            spent = len(offered.intersection(chosen))
+            if spent:
+                conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
         rows = conn.execute(
             _Q.claim_update,
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
@@ -405,6 +446,39 @@ class SQLiteBackend:
         ).fetchall()
         order = {job_id: n for n, job_id in enumerate(chosen)}  # priority, run_at, id
         return sorted((_row_to_job(r) for r in rows), key=lambda j: order[j.id])
+
+    def _flow_candidates(
+        self, conn: sqlite3.Connection, params: dict[str, Any],
+        rated: dict[str, tuple[float, set[int]]],
+    ) -> list[tuple[int, float, int]]:
+        """A flow-controlled queue's claimable jobs, at most params["limit"]: no more than its
+        rate limit's bucket holds, none whose concurrency key already runs its limit. The
+        single writer's transaction makes the counts exact. A rate-limited queue's offer goes
+        into `rated` (the claim spends tokens for those it takes)."""
+        state = conn.execute(_Q.claim_flow_state, params).fetchone()
+        limit, now = params["limit"], params["now"]
+        if state["rate_count"] is not None:
+            interval = state["rate_period"] / state["rate_count"]
+            tat = max(state["rate_tat"] or now, now)
+            burst = state["rate_burst"] or state["rate_count"]
+            limit = min(limit, max(math.floor((now - tat) / interval + 1e-6) + burst, 0))
+            if limit <= 0:
+                return []
+        running: dict[str, int] = json.loads(state["running"] or "{}")
+        found: list[tuple[int, float, int]] = []
+        if limit > 0:
+            for row in conn.execute(_Q.claim_flow_candidates, params):
+                key = row["concurrency_key"]
+                if key is not None:
+                    if running.get(key, 0) >= row["concurrency_limit"]:
+                        continue
+                    running[key] = running.get(key, 0) + 1
+                found.append((-row["priority"], row["run_at"], row["id"]))
+                if len(found) >= limit:
+                    break
+        if state["rate_count"] is not None:
+            rated[params["queue"]] = (tat, {c[2] for c in found})
+        return found
 
     def settle(
         self,
@@ -680,6 +754,7 @@ class SQLiteBackend:
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
+        rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
             now = self._time()
@@ -696,6 +771,7 @@ class SQLiteBackend:
                     "lease_seconds": lease_seconds,
                     "set_timeout": timeout_seconds is not UNSET,
                     "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
+                    **rate_params(rate_limit),
                 },
             )
         return next(q for q in self.list_queues() if q.name == name)
@@ -719,6 +795,8 @@ class SQLiteBackend:
                 oldest_ready_age=r["oldest_ready_age"],
                 archived=r["archived"],
                 dead=r["dead"],
+                rate_limit=rate_limit(r["rate_count"], r["rate_period"], r["rate_burst"]),
+                keyed=bool(r["keyed"]),
             )
             for r in rows
         ]

@@ -38,6 +38,8 @@ open_queues AS (
       AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
       -- a limited queue only when the previous statement holds its row (lock_limited_queues)
       AND (q.max_workers IS NULL OR q.name = ANY(%(limited)s::text[]))
+      -- flow-controlled queues are claim_flow.sql's
+      AND NOT q.flow
 ), candidates AS (
     SELECT c.id, c.priority, c.run_at, oq.lease_seconds
     FROM open_queues oq
@@ -56,14 +58,7 @@ claimed AS (
     -- With start, the job goes straight to processing (a worker that claims only for free slots
     -- starts every job at once, so the separate start round trip buys nothing).
     UPDATE {schema}.jobs j
-    SET status = CASE WHEN %(start)s THEN 'processing' ELSE 'fetched' END,
-        attempts = j.attempts + CASE WHEN %(start)s THEN 1 ELSE 0 END,
-        started_at = CASE WHEN %(start)s THEN {now} END,
-        heartbeat_at = CASE WHEN %(start)s THEN {now} END,
-        worker_id = %(worker_id)s,
-        claim_token = gen_random_uuid(),
-        lease_until = {now} + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
-        updated_at = {now}
+    {claim_set}
     FROM candidates c
     -- As above: the generic plan guesses the claim's LIMIT, and with many pending jobs would
     -- hash the whole table to join a few rows; this keeps it to primary-key lookups.

@@ -1,5 +1,6 @@
 INSERT INTO claimq_jobs (queue, task, payload, tags, idempotency_key, priority, max_attempts,
-                         run_at, created_at, updated_at, timeout_seconds, retry)
+                         run_at, created_at, updated_at, timeout_seconds, retry,
+                         concurrency_key, concurrency_limit)
 VALUES (:queue, :task, :payload, :tags, :idempotency_key, :priority, :max_attempts,
-        :run_at, :now, :now, :timeout_seconds, :retry)
+        :run_at, :now, :now, :timeout_seconds, :retry, :concurrency_key, :concurrency_limit)
 RETURNING id
