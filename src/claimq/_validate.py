@@ -57,12 +57,20 @@ class NewJob(NamedTuple):
     tags: tuple[str, ...]
     timeout: float | None
     retry_json: str | None
-    # Flow control (README "Flow control"); the defaults are today's plain job.
+    flow: Flow | None = None  # flow-control options (README "Flow control"); None: none
+
+
+class Flow(NamedTuple):
+    """A job's flow-control options; the defaults are a plain job's."""
+
     unique: str = "until_done"  # which states of the key's holder refuse a new job
     unique_for: float | None = None  # until_done: seconds after finishing (None: retention)
     on_conflict: str = "ignore"  # "replace": a pending holder takes the new payload and run_at
     concurrency_key: str | None = None  # at most concurrency_limit running per key and queue
     concurrency_limit: int | None = None
+
+
+NO_FLOW = Flow()
 
 
 # Names already found valid: enqueue checks the same few names thousands of times.
@@ -442,10 +450,7 @@ def new_job(
     if max_attempts is None:
         max_attempts = default_max_attempts
     key = _key(idempotency_key)
-    flow = () if (unique is None and unique_for is None and on_conflict is None
-                  and concurrency_key is None and concurrency_limit is None) else _flow(
-        key, unique, unique_for, on_conflict, concurrency_key, concurrency_limit)
-    return NewJob(
+    job = NewJob(
         queue_name(queue),
         name,
         payload_json(payload, payload_limit),
@@ -457,14 +462,18 @@ def new_job(
         _tags(tags),
         default_timeout if timeout is None else seconds(timeout, "timeout", allow_zero=False),
         policy,
-        *flow,
     )
+    if (unique is None and unique_for is None and on_conflict is None
+            and concurrency_key is None and concurrency_limit is None):
+        return job
+    return job._replace(flow=_flow(key, unique, unique_for, on_conflict, concurrency_key,
+                                   concurrency_limit))
 
 
 def _flow(
     key: str | None, unique: object, unique_for: object, on_conflict: object,
     concurrency_key: object, concurrency_limit: object,
-) -> tuple[str, float | None, str, str | None, int | None]:
+) -> Flow:
     """The flow-control fields of a NewJob, checked: uniqueness and debounce need an
     idempotency key; a concurrency limit needs a concurrency key and the other way round."""
     unique = one_of("until_done" if unique is None else unique, "unique", UNIQUE_SCOPES)
@@ -482,7 +491,7 @@ def _flow(
         raise InvalidInput("give concurrency_key and concurrency_limit together")
     limit = None if concurrency_limit is None else integer(
         concurrency_limit, "concurrency_limit", 1, 1_000_000)
-    return unique, period, on_conflict, ckey, limit
+    return Flow(unique, period, on_conflict, ckey, limit)
 
 
 _key = idempotency_key

@@ -218,16 +218,17 @@ class App:
             options = base
         else:
             options = {"task": task, **options}
-        self._check_unique_for(options.get("unique_for"))
-        return _validate.new_job(
+        job = _validate.new_job(
             **options,
             default_max_attempts=self.default_max_attempts,
             payload_limit=self.payload_limit,
         )
+        if job.flow is not None and job.flow.unique_for is not None:
+            self._check_unique_for(job.flow.unique_for)
+        return job
 
-    def _check_unique_for(self, period: object) -> None:
-        if period is not None and _validate.seconds(period, "unique_for") > (
-                self.idempotency_retention):
+    def _check_unique_for(self, period: float) -> None:
+        if period > self.idempotency_retention:
             raise InvalidInput(
                 f"unique_for ({period}) is longer than the App's idempotency_retention "
                 f"({self.idempotency_retention} s), after which keys are purged")
@@ -239,22 +240,24 @@ class App:
             self.tasks and (type(item) is dict or isinstance(item, Mapping))
             and type(name := item.get("task")) is str
         ) else None
-        if isinstance(item, Mapping) and "unique_for" in item:
-            self._check_unique_for(item["unique_for"])
-        if task is not None and task.concurrency_key is not None:
-            spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
-            if "concurrency_key" not in spec:
-                item = {**spec, **task.flow_options(spec.get("payload"))}
         if task is None:
-            return _validate.enqueue_spec(
+            job = _validate.enqueue_spec(
                 item, default_max_attempts=self.default_max_attempts,
                 payload_limit=self.payload_limit,
             )
-        return _validate.enqueue_spec(
-            item, default_queue=task.queue, default_priority=task.priority,
-            default_max_attempts=task.max_attempts, default_timeout=task.timeout,
-            payload_limit=self.payload_limit,
-        )
+        else:
+            if task.concurrency_key is not None:
+                spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
+                if "concurrency_key" not in spec:
+                    item = {**spec, **task.flow_options(spec.get("payload"))}
+            job = _validate.enqueue_spec(
+                item, default_queue=task.queue, default_priority=task.priority,
+                default_max_attempts=task.max_attempts, default_timeout=task.timeout,
+                payload_limit=self.payload_limit,
+            )
+        if job.flow is not None and job.flow.unique_for is not None:
+            self._check_unique_for(job.flow.unique_for)
+        return job
 
     def enqueue(
         self,

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
-from claimq._validate import NewJob
+from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._rows import json_columns, loads_exact, rate_limit, rate_params
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
@@ -208,6 +208,10 @@ def _row_to_job(row: dict[str, Any]) -> Job:
     )
 
 
+def _limited_by_key(job: NewJob) -> bool:
+    return job.flow is not None and job.flow.concurrency_key is not None
+
+
 def _queue_info(row: dict[str, Any]) -> QueueInfo:
     rate = rate_limit(row.pop("rate_count"), row.pop("rate_period"), row.pop("rate_burst"))
     age = row.pop("oldest_ready_age")
@@ -290,8 +294,8 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
-        flow = "\t\\N\t\\N" if j.concurrency_key is None else (
-            f"\t{_copy_field(j.concurrency_key)}\t{j.concurrency_limit}")
+        flow = "\t\\N\t\\N" if j.flow is None or j.flow.concurrency_key is None else (
+            f"\t{_copy_field(j.flow.concurrency_key)}\t{j.flow.concurrency_limit}")
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
                      f"{run_at}\t{created}\t{parts[2]}{flow}")
     lines.append("")
@@ -623,12 +627,12 @@ class PostgresBackend:
             "delay": _numbers(j.delay for j in jobs),
             "timeout_seconds": _numbers(j.timeout for j in jobs),
             "retry": _texts(j.retry_json for j in jobs),
-            "concurrency_key": _texts(j.concurrency_key for j in jobs),
-            "concurrency_limit": _numbers(j.concurrency_limit for j in jobs),
+            "concurrency_key": _texts((j.flow or NO_FLOW).concurrency_key for j in jobs),
+            "concurrency_limit": _numbers((j.flow or NO_FLOW).concurrency_limit for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
-        if self._limited and any(j.concurrency_key is not None for j in jobs):
+        if self._limited and any(_limited_by_key(j) for j in jobs):
             self._limited.clear()  # a queue may become keyed: this process's claims see it now
         plain = [j for j in jobs if j.idempotency_key is None]
         if len(plain) >= COPY_THRESHOLD:
@@ -665,7 +669,7 @@ class PostgresBackend:
                     keyed.append((position, job))
                     continue
                 queues.add(job.queue)
-                if job.concurrency_key is not None:
+                if job.flow is not None and _limited_by_key(job):
                     limited.add(job.queue)
                 chunk.append(job)
                 chunk_ids.append(ids[position])
@@ -687,11 +691,12 @@ class PostgresBackend:
 
     def _mark_keyed(self, cur: Any, jobs: Sequence[NewJob], now: datetime | None) -> None:
         """Flags the queues of jobs with a concurrency key (their claims count per key)."""
-        names = {j.queue for j in jobs if j.concurrency_key is not None}
+        names = {j.queue for j in jobs if j.flow is not None and _limited_by_key(j)}
         if names:
             cur.execute(self._q.mark_keyed_queues, {"names": sorted(names), "now": now})
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
+        flow = job.flow or NO_FLOW
         params = {
             "key": job.idempotency_key,
             "queue": job.queue,
@@ -704,11 +709,11 @@ class PostgresBackend:
             "delay": job.delay,
             "timeout_seconds": job.timeout,
             "retry": job.retry_json,
-            "concurrency_key": job.concurrency_key,
-            "concurrency_limit": job.concurrency_limit,
-            "statuses": _HOLDING[job.unique],
-            "period": None if job.unique != "until_done" else (
-                retention if job.unique_for is None else job.unique_for),
+            "concurrency_key": flow.concurrency_key,
+            "concurrency_limit": flow.concurrency_limit,
+            "statuses": _HOLDING[flow.unique],
+            "period": None if flow.unique != "until_done" else (
+                retention if flow.unique_for is None else flow.unique_for),
             "now": self._now(),
         }
         for _ in range(5):
@@ -719,7 +724,7 @@ class PostgresBackend:
             if holder is None:
                 continue  # the holder vanished between the two statements: insert again
             if holder["holds"]:
-                if job.on_conflict == "replace" and holder["status"] == Status.PENDING:
+                if flow.on_conflict == "replace" and holder["status"] == Status.PENDING:
                     # Debounce. The key row's lock keeps other enqueues out; a claim that took
                     # the job meanwhile leaves zero rows, and the holder is looked at again.
                     replaced = cur.execute(

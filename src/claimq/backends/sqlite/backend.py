@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
-from claimq._validate import NewJob
+from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._rows import (
     Undecodable,
     json_columns,
@@ -358,7 +358,8 @@ class SQLiteBackend:
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
-            if job.concurrency_key is not None:
+            flow = job.flow or NO_FLOW
+            if flow.concurrency_key is not None:
                 conn.execute(_Q.mark_keyed_queue, {"name": job.queue, "now": now})
             job_id = conn.execute(
                 _Q.insert_job,
@@ -374,8 +375,8 @@ class SQLiteBackend:
                     "now": now,
                     "timeout_seconds": job.timeout,
                     "retry": job.retry_json,
-                    "concurrency_key": job.concurrency_key,
-                    "concurrency_limit": job.concurrency_limit,
+                    "concurrency_key": flow.concurrency_key,
+                    "concurrency_limit": flow.concurrency_limit,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -391,13 +392,14 @@ class SQLiteBackend:
         """The id of the job still holding `job`'s idempotency key under its `unique` scope
         (with on_conflict="replace", a pending holder first takes `job`'s payload and run_at),
         or None when the key is free for `job`."""
-        period = retention if job.unique_for is None else job.unique_for
-        params = {"key": job.idempotency_key, "statuses": _HOLDING[job.unique],
-                  "since": now - period if job.unique == "until_done" else None}
+        flow = job.flow or NO_FLOW
+        period = retention if flow.unique_for is None else flow.unique_for
+        params = {"key": job.idempotency_key, "statuses": _HOLDING[flow.unique],
+                  "since": now - period if flow.unique == "until_done" else None}
         holder = conn.execute(_Q.key_holder, params).fetchone()
         if holder is None or not holder["holds"]:
             return None
-        if job.on_conflict == "replace" and holder["status"] == Status.PENDING:
+        if flow.on_conflict == "replace" and holder["status"] == Status.PENDING:
             conn.execute(_Q.replace_pending, {"id": holder["job_id"], "payload": job.payload_json,
                                               "run_at": run_at, "now": now}).fetchall()
         return int(holder["job_id"])

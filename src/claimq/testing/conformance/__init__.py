@@ -30,7 +30,8 @@ import pytest
 
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
-    "_harness", "browse", "claim", "corrupt", "enqueue", "operator", "owner", "reap")))
+    "_harness", "browse", "claim", "corrupt", "enqueue", "flow", "operator", "owner",
+    "reap")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
@@ -50,6 +51,11 @@ from claimq.testing.conformance.enqueue import (  # noqa: E402
     TestCallerTransaction,
     TestEnqueue,
     TestIdempotencyKeys,
+)
+from claimq.testing.conformance.flow import (  # noqa: E402
+    TestConcurrencyKeys,
+    TestRateLimits,
+    TestUniqueness,
 )
 from claimq.testing.conformance.operator import (  # noqa: E402
     TestCancel,
@@ -80,6 +86,7 @@ __all__ = [
     "TestClaim",
     "TestClock",
     "TestComplete",
+    "TestConcurrencyKeys",
     "TestCorruptRows",
     "TestDeleteAndRunNow",
     "TestEnqueue",
@@ -91,6 +98,7 @@ __all__ = [
     "TestOrphaned",
     "TestPurge",
     "TestQueueSettings",
+    "TestRateLimits",
     "TestReadJobs",
     "TestReap",
     "TestRelease",
@@ -98,5 +106,6 @@ __all__ = [
     "TestSetPriority",
     "TestSettle",
     "TestStart",
+    "TestUniqueness",
     "subject",
 ]

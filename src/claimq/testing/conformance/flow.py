@@ -1,0 +1,123 @@
+"""Flow control: uniqueness by state and debounce (enqueue), concurrency keys and rate limits
+(claim, for flow-controlled queues only), as NewJob's and configure_queue()'s fields say."""
+
+from __future__ import annotations
+
+import asyncio
+
+from claimq.backends.base import Backend, ClaimRequest, Completion, RateLimit, Settled
+from claimq.testing.conformance._harness import Subject, job_spec, token
+
+
+def _keyed(key: str, limit: int, n: int = 0, queue: str = "q") -> object:
+    return job_spec(payload={"key": key, "n": n}, queue=queue, concurrency_key=key,
+                    concurrency_limit=limit)
+
+
+def _asettle(backend: Backend, done: list[Completion], claim: ClaimRequest) -> Settled:
+    async def run() -> Settled:
+        await backend.open_async()
+        try:
+            return await backend.asettle(done, (), claim)
+        finally:
+            await backend.close_async()
+
+    return asyncio.run(run())
+
+
+class TestUniqueness:
+    def test_pending_scope_frees_the_key_once_its_job_runs(self, subject: Subject) -> None:
+        first = subject.enqueue(idempotency_key="k", unique="pending")
+        assert subject.enqueue(idempotency_key="k", unique="pending") == first
+        subject.claim_one(start=True)
+        second = subject.enqueue(idempotency_key="k", unique="pending")
+        assert second != first
+        assert subject.enqueue(idempotency_key="k", unique="active") == second
+
+    def test_active_scope_frees_the_key_when_its_job_finishes(self, subject: Subject) -> None:
+        first = subject.enqueue(idempotency_key="k", unique="active")
+        job = subject.claim_one(start=True)
+        assert subject.enqueue(idempotency_key="k", unique="active") == first
+        assert subject.complete(job) == {first}
+        assert subject.enqueue(idempotency_key="k", unique="active") != first
+
+    def test_until_done_holds_for_unique_for_after_finishing(self, subject: Subject) -> None:
+        first = subject.enqueue(idempotency_key="k", unique_for=10)
+        subject.complete(subject.claim_one(start=True))
+        subject.advance(9)
+        assert subject.enqueue(idempotency_key="k", unique_for=10) == first
+        subject.advance(2)
+        assert subject.enqueue(idempotency_key="k", unique_for=10) != first
+
+    def test_replace_gives_a_pending_holder_the_new_payload_and_run_at(
+        self, subject: Subject
+    ) -> None:
+        first = subject.enqueue(payload={"n": 1}, idempotency_key="k", delay=5)
+        subject.advance(3)
+        again = subject.enqueue(payload={"n": 2}, idempotency_key="k", on_conflict="replace",
+                                delay=5)
+        assert again == first
+        job = subject.job(first)
+        assert (job.payload, job.run_at) == ({"n": 2}, subject.at(8))
+        assert subject.claim(limit=5) == []
+        subject.advance(5)
+        claimed = subject.claim_one(start=True)
+        assert subject.enqueue(payload={"n": 3}, idempotency_key="k",
+                               on_conflict="replace") == first
+        assert subject.job(claimed.id).payload == {"n": 2}, "a running holder is left alone"
+
+
+class TestConcurrencyKeys:
+    def test_in_flight_per_key_stays_within_its_limit_across_clients(
+        self, subject: Subject
+    ) -> None:
+        specs = [_keyed("a", 1, n) for n in range(3)] + [_keyed("b", 2, n) for n in range(3)]
+        subject.enqueue_many([*specs, job_spec(queue="q")])  # type: ignore[list-item]
+        first = subject.claim(queues=["q"], limit=10, start=True)
+        keys = sorted(str(j.payload.get("key")) for j in first)
+        assert keys == ["None", "a", "b", "b"]
+        other = subject.other_client()
+        assert other.claim("w2", ["q"], 10, 30.0, False) == []
+        assert [q.keyed for q in subject.backend.list_queues() if q.name == "q"] == [True]
+
+    def test_settle_completes_and_claims_the_keys_next_job_in_one_call(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue_many([_keyed("a", 1, n) for n in range(3)])  # type: ignore[misc]
+        job = subject.claim_one(start=True)
+        request = ClaimRequest("w1", ["q"], 5, 30.0, True)
+        settled = subject.backend.settle([Completion(job.id, token(job))], (), request)
+        assert settled.completed == {job.id}
+        assert [j.payload["n"] for j in settled.claimed] == [1]
+        nxt = settled.claimed[0]
+        settled = _asettle(subject.backend, [Completion(nxt.id, token(nxt))], request)
+        assert settled.completed == {nxt.id}
+        assert [j.payload["n"] for j in settled.claimed] == [2]
+
+    def test_one_claim_takes_flow_and_plain_queues_within_its_limit(
+        self, subject: Subject
+    ) -> None:
+        keyed = subject.enqueue_many([_keyed("a", 2, n) for n in range(4)])  # type: ignore[misc]
+        plain = subject.enqueue_many([job_spec(queue="plain") for _ in range(5)])
+        got = subject.claim(limit=3)
+        assert sorted(j.id for j in got) == sorted(keyed[:2] + plain[:1])
+        assert len(subject.claim(limit=10)) == 4, "the rest of the plain queue, no more keyed"
+
+
+class TestRateLimits:
+    def test_the_bucket_is_shared_spent_refilled_and_lifted(self, subject: Subject) -> None:
+        backend = subject.backend
+        info = backend.configure_queue("r", rate_limit=RateLimit(2, 1.0))
+        assert info.rate_limit == RateLimit(2, 1.0)
+        subject.enqueue_many([job_spec(queue="r") for _ in range(8)])
+        assert len(subject.claim(queues=["r"], limit=8)) == 2
+        assert subject.other_client().claim("w2", ["r"], 8, 30.0, False) == []
+        subject.advance(0.5)
+        assert len(subject.claim(queues=["r"], limit=8)) == 1
+        assert backend.configure_queue("r", rate_limit=RateLimit(1, 60.0, 2)).rate_limit == (
+            RateLimit(1, 60.0, 2))
+        assert len(subject.claim(queues=["r"], limit=8)) == 2, "a new limit: a full bucket"
+        assert subject.claim(queues=["r"], limit=8) == []
+        assert backend.configure_queue("r", paused=False).rate_limit == RateLimit(1, 60.0, 2)
+        assert backend.configure_queue("r", rate_limit=None).rate_limit is None
+        assert len(subject.claim(queues=["r"], limit=8)) == 3
