@@ -18,6 +18,7 @@ from claimq.backends.base import (
     Failure,
     JobFilter,
     Owned,
+    PriorityAging,
     QueueInfo,
     RateLimit,
     ReapResult,
@@ -551,11 +552,16 @@ class App:
         timeout: float | None = UNSET,
         rate_limit: str | None = UNSET,
         rate_burst: int | None = None,
+        aging: float | timedelta | None = UNSET,
+        aging_cap: int = 10,
     ) -> QueueInfo:
         """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it.
         `rate_limit` ("10/s", "100/m", "5/2s"; None lifts it): at most that many claims from
         the queue per period for all workers together, in bursts of up to `rate_burst`
-        (default: the count) after a quiet spell. It takes effect at the next claim."""
+        (default: the count) after a quiet spell. It takes effect at the next claim.
+        `aging` (seconds; None lifts it): a due job's priority counts one more for every
+        `aging` seconds it waits, at most `aging_cap` more, so that a flood of higher-priority
+        work cannot hold it back for ever."""
         _validate.queue_name(name)
         _validate.boolean(paused, "paused")
         _validate.boolean(active, "active")
@@ -571,9 +577,14 @@ class App:
                 *_validate.rate_limit(rate_limit, rate_burst))
         elif rate_burst is not None:
             raise InvalidInput("rate_burst goes with a rate_limit")
+        aged: PriorityAging | None = UNSET
+        if aging is not UNSET:
+            aged = None if aging is None else PriorityAging(
+                _validate.seconds(aging, "aging", allow_zero=False),
+                _validate.integer(aging_cap, "aging_cap", 1, 1000))
         return self.backend.configure_queue(
             name, paused=paused, active=active, max_workers=max_workers,
-            lease_seconds=lease, timeout_seconds=timeout, rate_limit=rate,
+            lease_seconds=lease, timeout_seconds=timeout, rate_limit=rate, aging=aged,
         )
 
     def pause(self, queue: str) -> QueueInfo:

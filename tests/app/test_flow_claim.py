@@ -126,3 +126,44 @@ def test_bad_concurrency_options_are_refused(app: App) -> None:
     with pytest.raises(InvalidInput):
         app.task(name="half", concurrency_key="account")(lambda: None)
     assert app.list_jobs() == []
+
+
+def test_priority_aging_lifts_a_waiting_job_over_a_flood(app: App, clock: FakeClock) -> None:
+    info = app.configure_queue("aged", aging=10, aging_cap=3)
+    assert str(info.aging) == "+1/10s (max +3)"
+    low = app.enqueue("t", {"n": "low"}, queue="aged", priority=0)
+    clock.advance(25)  # low counts 2 now
+    flood = [app.enqueue("t", {"n": i}, queue="aged", priority=3) for i in range(6)]
+    assert [j.id for j in app.claim("w", ["aged"], limit=2)] == flood[:2]
+    clock.advance(5)  # low counts 3: a tie with the flood, and it has waited longer
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == [low]
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == [flood[2]]
+
+
+def test_priority_aging_is_capped_and_lifts(app: App, clock: FakeClock) -> None:
+    app.configure_queue("aged", aging=1, aging_cap=2)
+    low = app.enqueue("t", {}, queue="aged", priority=0)
+    clock.advance(1000)  # capped at +2
+    high = [app.enqueue("t", {}, queue="aged", priority=3) for _ in range(2)]
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == high[:1]
+    assert app.configure_queue("aged", aging=None).aging is None
+    app.enqueue("t", {}, queue="aged", priority=1)
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == [high[1]]
+    assert len(app.claim("w", ["aged"], limit=1)) == 1
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == [low]
+
+
+def test_priority_aging_with_levels_between(app: App, clock: FakeClock) -> None:
+    app.configure_queue("aged", aging=5, aging_cap=10)
+    ids = {p: app.enqueue("t", {"p": p}, queue="aged", priority=p) for p in (0, 2, 4)}
+    clock.advance(12)  # all count +2: 2, 4, 6; a fresh 5 goes between
+    five = app.enqueue("t", {"p": 5}, queue="aged", priority=5)
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == [ids[4]]
+    assert [j.id for j in app.claim("w", ["aged"], limit=1)] == [five]
+    assert {j.id for j in app.claim("w", ["aged"], limit=1)} == {ids[2]}
+
+
+@pytest.mark.parametrize("options", [{"aging": 0}, {"aging": -1}, {"aging": 5, "aging_cap": 0}])
+def test_bad_aging_is_refused(app: App, options: dict[str, object]) -> None:
+    with pytest.raises(InvalidInput):
+        app.configure_queue("q", **options)  # type: ignore[arg-type]

@@ -37,9 +37,10 @@ def test_queue_commands(cli: Cli, app: App) -> None:
         ["queues", "set", "unrated", "--rate-limit", "5/m"],
         ["queues", "set", "bad-rate", "--rate-limit", "fast"],
         ["queues", "set", "bad-burst", "--rate-burst", "3"],
+        ["queues", "set", "aged", "--aging", "30", "--aging-cap", "4", "--json"],
     )
     (pause, resume, limit, unlimit, deactivate, activate, set_, clear, new, rated, _,
-     bad_rate, bad_burst) = results
+     bad_rate, bad_burst, aged) = results
     unrated = cli("queues", "set", "unrated", "--rate-limit", "none")
     assert "queue pause-me paused" in pause.ok().out
     assert resume.json()["paused"] is False
@@ -53,6 +54,8 @@ def test_queue_commands(cli: Cli, app: App) -> None:
     assert "no rate limit" in unrated.ok().out
     assert bad_rate.code != 0 and "rate_limit must look like" in bad_rate.err
     assert bad_burst.code != 0 and "--rate-burst goes with a --rate-limit" in bad_burst.err
+    assert aged.json()["aging"] == {"step": 30.0, "cap": 4}
+    assert "no priority aging" in cli("queues", "set", "aged", "--aging", "none").ok().out
 
     state = {q.name: q for q in app.queues()}
     assert state["pause-me"].paused and not state["resume-me"].paused

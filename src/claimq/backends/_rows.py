@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from claimq._json import loads
-from claimq.backends.base import UNSET, RateLimit
+from claimq.backends.base import UNSET, PriorityAging, RateLimit
 from claimq.job import CorruptRow
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
@@ -102,15 +102,23 @@ def _shown(value: Any) -> str:
     return repr(text[:200])
 
 
-def rate_params(rate: RateLimit | None) -> dict[str, Any]:
-    """update_queue's rate parameters: UNSET leaves the limit, None lifts it."""
-    if rate is UNSET:
-        return {"set_rate": False, "rate_count": None, "rate_period": None, "rate_burst": None}
-    if rate is None:
-        return {"set_rate": True, "rate_count": None, "rate_period": None, "rate_burst": None}
-    return {"set_rate": True, "rate_count": rate.count, "rate_period": rate.period,
-            "rate_burst": rate.burst}
+def flow_params(rate: RateLimit | None, aging: PriorityAging | None) -> dict[str, Any]:
+    """update_queue's flow-control parameters: UNSET leaves a setting, None lifts it."""
+    params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET}
+    r = rate if isinstance(rate, RateLimit) else None
+    a = aging if isinstance(aging, PriorityAging) else None
+    params.update(rate_count=r and r.count, rate_period=r and r.period, rate_burst=r and r.burst,
+                  aging_step=a and a.step, aging_cap=a and a.cap)
+    return params
 
 
-def rate_limit(count: int | None, period: float | None, burst: int | None) -> RateLimit | None:
-    return None if count is None or period is None else RateLimit(count, period, burst)
+def flow_settings(
+    rate_count: int | None, rate_period: float | None, rate_burst: int | None,
+    aging_step: float | None, aging_cap: int | None,
+) -> dict[str, Any]:
+    """A queue row's flow-control settings as QueueInfo's fields."""
+    rate = None if rate_count is None or rate_period is None else RateLimit(
+        rate_count, rate_period, rate_burst)
+    aging = None if aging_step is None or aging_cap is None else PriorityAging(
+        aging_step, aging_cap)
+    return {"rate_limit": rate, "aging": aging}

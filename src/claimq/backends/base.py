@@ -112,6 +112,18 @@ class RateLimit:
 
 
 @dataclass(frozen=True, slots=True)
+class PriorityAging:
+    """A waiting job's priority counts one more for every `step` seconds it has been due, at
+    most `cap` more: a bound on how long a flood of higher-priority work can hold it back."""
+
+    step: float
+    cap: int
+
+    def __str__(self) -> str:
+        return f"+1/{self.step:g}s (max +{self.cap})"
+
+
+@dataclass(frozen=True, slots=True)
 class QueueInfo:
     name: str
     paused: bool
@@ -128,6 +140,7 @@ class QueueInfo:
     archived: int = 0
     dead: int = 0
     rate_limit: RateLimit | None = None
+    aging: PriorityAging | None = None
     keyed: bool = False  # jobs with a concurrency key were queued here: its claims count per key
 
 
@@ -352,14 +365,16 @@ class Backend(Protocol):
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
         """Creates or changes a queue; UNSET leaves a setting as it is. `rate_limit`: a
-        RateLimit, or None to lift it; a new one starts with a full bucket. A queue with a rate
-        limit, or `keyed` (given a job with a concurrency key: NewJob.concurrency_key), is
-        claimed by flow control: at most the bucket's tokens per claim, and no job whose
-        concurrency key already has concurrency_limit jobs fetched or processing in the queue.
-        A backend must make both hold across every client (PostgreSQL: under the queue row's
-        lock, as max_workers)."""
+        RateLimit, or None to lift it; a new one starts with a full bucket. `aging`: a
+        PriorityAging (the claim orders the queue's jobs by their aged priority, then run_at and
+        id), or None to lift it. A queue with a rate limit or aging, or `keyed` (given a job
+        with a concurrency key: NewJob.flow), is claimed by flow control: at most the bucket's
+        tokens per claim, and no job whose concurrency key already has concurrency_limit jobs
+        fetched or processing in the queue. A backend must make both hold across every client
+        (PostgreSQL: under the queue row's lock, as max_workers)."""
         ...
     def list_queues(self) -> list[QueueInfo]: ...
     def now(self) -> datetime: ...

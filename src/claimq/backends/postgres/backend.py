@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
 from claimq._validate import NO_FLOW, NewJob
-from claimq.backends._rows import json_columns, loads_exact, rate_limit, rate_params
+from claimq.backends._rows import flow_params, flow_settings, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
@@ -32,6 +32,7 @@ from claimq.backends.base import (
     Listener,
     Notice,
     Owned,
+    PriorityAging,
     QueueInfo,
     RateLimit,
     ReapResult,
@@ -111,16 +112,17 @@ def _settle_params(
 
 
 class _FlowSteps(NamedTuple):
-    complete: dict[str, Any] | None  # settle.sql's completions alone (None: none to write)
-    flow: dict[str, Any]  # claim_flow.sql's
-    plain: dict[str, Any]  # settle.sql's claim alone, of the other queues
+    flow: dict[str, Any]  # claim_flow.sql's: the completions and the flow queues' claim
+    plain: dict[str, Any] | None  # settle.sql's claim of the other queues (None: no others)
 
 
-def _flow_steps(params: dict[str, Any], flow: list[str]) -> _FlowSteps:
-    """The parameters of the three statements of a claim that has flow-controlled queues."""
-    none = _complete_params(())
-    complete = {**params, "limit": 0} if params["ids"] != "{}" else None
-    return _FlowSteps(complete, {**params, "flow": _texts(flow)}, {**params, **none})
+def _flow_steps(
+    params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
+) -> _FlowSteps:
+    """The parameters of the statements of a claim that has flow-controlled queues."""
+    only_flow = claim is not None and claim.queues is not None and set(claim.queues) <= set(flow)
+    plain = None if only_flow else {**params, **_complete_params(())}
+    return _FlowSteps({**params, "flow": _texts(flow)}, plain)
 
 
 def _as_settle_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -208,14 +210,25 @@ def _row_to_job(row: dict[str, Any]) -> Job:
     )
 
 
+def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement:
+    """`text` with its claim's limit written in, kept in `cache` (up to 64 limits)."""
+    statement = cache.get(limit)
+    if statement is None:
+        statement = Statement(text.replace("%(limit)s", str(int(limit))))
+        if len(cache) < 64:
+            cache[limit] = statement
+    return statement
+
+
 def _limited_by_key(job: NewJob) -> bool:
     return job.flow is not None and job.flow.concurrency_key is not None
 
 
 def _queue_info(row: dict[str, Any]) -> QueueInfo:
-    rate = rate_limit(row.pop("rate_count"), row.pop("rate_period"), row.pop("rate_burst"))
+    flow = flow_settings(*(row.pop(c) for c in (
+        "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap")))
     age = row.pop("oldest_ready_age")
-    return QueueInfo(**row, rate_limit=rate, oldest_ready_age=None if age is None else float(age))
+    return QueueInfo(**row, **flow, oldest_ready_age=None if age is None else float(age))
 
 
 def _server_time() -> None:
@@ -423,6 +436,7 @@ class PostgresBackend:
         self.cancel_channel = f"{self.schema}_cancel"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, Statement] = {}
+        self._flow_by_limit: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
         # Opened at first contact (_reach), not here: a pool only ever says PoolTimeout, after
         # 30 s, whatever stops it connecting; one plain connection first says why at once.
@@ -789,21 +803,19 @@ class PostgresBackend:
                 if not flow:
                     rows = cur.execute(sql, params).fetchall()
                 else:
-                    rows = self._settle_flow(cur, params, flow)
+                    rows = self._settle_flow(cur, params, flow, claim)
         return _settle_result(rows, claim)
 
     def _settle_flow(
-        self, cur: Any, params: dict[str, Any], flow: list[str]
+        self, cur: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
     ) -> list[tuple[Any, ...]]:
         """The claim when some of its queues are flow-controlled (their rows locked by this
-        transaction): completions first (so the counts below see them gone), claim_flow.sql for
-        the flow queues, then settle.sql's claim of the others with the slots left."""
-        steps = _flow_steps(params, flow)
-        rows = cur.execute(self._settle_sql(0), steps.complete).fetchall() if steps.complete else []
-        rows = [r for r in rows if r[0] is not None]
-        rows += cur.execute(self._q.claim_flow, steps.flow).fetchall()
+        transaction): claim_flow.sql completes the batch and claims from the flow queues, then
+        settle.sql claims from the others with the slots left (unless there are none)."""
+        steps = _flow_steps(params, flow, claim)
+        rows = cur.execute(self._flow_statement(params["limit"]).query, steps.flow).fetchall()
         left = params["limit"] - sum(1 for r in rows if r[1] is not None)
-        if left > 0:
+        if left > 0 and steps.plain is not None:
             rows += cur.execute(self._settle_sql(left), steps.plain).fetchall()
         return _as_settle_rows(rows)
 
@@ -877,7 +889,7 @@ class PostgresBackend:
                             if not flow:
                                 rows = await self._settle_rows(conn, statement, params)
                             else:
-                                rows = await self._asettle_flow(conn, params, flow)
+                                rows = await self._asettle_flow(conn, params, flow, claim)
                         break
                     except psycopg.Error as exc:
                         # rolled back whole: the statement, prepared again, runs once more
@@ -887,19 +899,13 @@ class PostgresBackend:
         return _settled(completed, failed, failures, jobs)
 
     async def _asettle_flow(
-        self, conn: Any, params: dict[str, Any], flow: list[str]
+        self, conn: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
     ) -> list[tuple[Any, ...]]:
         """_settle_flow on the event loop."""
-        steps = _flow_steps(params, flow)
-        rows = []
-        if steps.complete:
-            rows = await self._settle_rows(conn, self._settle_statement(0), steps.complete)
-            rows = [r for r in rows if r[0] is not None]
-        cur = conn.cursor(row_factory=tuple_row)
-        await cur.execute(self._q.claim_flow, steps.flow)
-        rows += await cur.fetchall()
+        steps = _flow_steps(params, flow, claim)
+        rows = await self._settle_rows(conn, self._flow_statement(params["limit"]), steps.flow)
         left = params["limit"] - sum(1 for r in rows if r[1] is not None)
-        if left > 0:
+        if left > 0 and steps.plain is not None:
             rows += await self._settle_rows(conn, self._settle_statement(left), steps.plain)
         return _as_settle_rows(rows)
 
@@ -922,12 +928,11 @@ class PostgresBackend:
         knows how many rows the claim takes, so PostgreSQL keeps it rather than planning each
         batch anew (about 2 ms; it does so once statistics show many pending jobs). The sync
         path runs its text (`query`) through psycopg, the async one prepares it itself."""
-        statement = self._settle_by_limit.get(limit)
-        if statement is None:
-            statement = Statement(self._q.settle.replace("%(limit)s", str(int(limit))))
-            if len(self._settle_by_limit) < 64:
-                self._settle_by_limit[limit] = statement
-        return statement
+        return _with_limit(self._settle_by_limit, self._q.settle, limit)
+
+    def _flow_statement(self, limit: int) -> Statement:
+        """claim_flow.sql with its limit written in, as _settle_statement."""
+        return _with_limit(self._flow_by_limit, self._q.claim_flow, limit)
 
     def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second."""
@@ -1146,9 +1151,10 @@ class PostgresBackend:
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
         params = {
-            **rate_params(rate_limit),
+            **flow_params(rate_limit, aging),
             "name": name,
             "paused": paused,
             "active": active,

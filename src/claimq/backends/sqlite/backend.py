@@ -8,20 +8,14 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NO_FLOW, NewJob
-from claimq.backends._rows import (
-    Undecodable,
-    json_columns,
-    loads_exact,
-    rate_limit,
-    rate_params,
-)
+from claimq.backends._rows import Undecodable, flow_params, flow_settings, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -36,6 +30,7 @@ from claimq.backends.base import (
     JobFilter,
     Listener,
     Owned,
+    PriorityAging,
     QueueInfo,
     RateLimit,
     ReapResult,
@@ -468,19 +463,41 @@ class SQLiteBackend:
                 return []
         running: dict[str, int] = json.loads(state["running"] or "{}")
         found: list[tuple[int, float, int]] = []
-        if limit > 0:
-            for row in conn.execute(_Q.claim_flow_candidates, params):
-                key = row["concurrency_key"]
-                if key is not None:
-                    if running.get(key, 0) >= row["concurrency_limit"]:
-                        continue
-                    running[key] = running.get(key, 0) + 1
-                found.append((-row["priority"], row["run_at"], row["id"]))
-                if len(found) >= limit:
-                    break
+        rows = conn.execute(_Q.claim_flow_candidates, params)
+        ranked: Iterable[tuple[int, sqlite3.Row]] = ((r["priority"], r) for r in rows)
+        if state["aging_step"] is not None:
+            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"])
+        for rank, row in ranked:
+            key = row["concurrency_key"]
+            if key is not None:
+                if running.get(key, 0) >= row["concurrency_limit"]:
+                    continue
+                running[key] = running.get(key, 0) + 1
+            found.append((-rank, row["run_at"], row["id"]))
+            if len(found) >= limit:
+                break
         if state["rate_count"] is not None:
             rated[params["queue"]] = (tat, {c[2] for c in found})
         return found
+
+    def _aged(
+        self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
+        limit: int, step: float, cap: int,
+    ) -> list[tuple[int, sqlite3.Row]]:
+        """Priority aging: candidates in the order of priority plus one for every `step`
+        seconds due (at most `cap` more): the first of the plain order, and the oldest of each
+        priority level below the top one that aging can lift to it."""
+        now = params["now"]
+        head = rows.fetchmany(limit * 4 + 16)
+        picked = {r["id"]: r for r in head}
+        if head:
+            top = head[0]["priority"]
+            for level in range(top - cap, top):
+                picked.update((r["id"], r) for r in conn.execute(
+                    _Q.claim_level_heads, {**params, "level": level, "limit": limit * 2 + 4}))
+        aged = [(r["priority"] + min(cap, math.floor((now - r["run_at"]) / step)), r)
+                for r in picked.values()]
+        return sorted(aged, key=lambda a: (-a[0], a[1]["run_at"], a[1]["id"]))
 
     def settle(
         self,
@@ -757,6 +774,7 @@ class SQLiteBackend:
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
             now = self._time()
@@ -773,7 +791,7 @@ class SQLiteBackend:
                     "lease_seconds": lease_seconds,
                     "set_timeout": timeout_seconds is not UNSET,
                     "timeout_seconds": None if timeout_seconds is UNSET else timeout_seconds,
-                    **rate_params(rate_limit),
+                    **flow_params(rate_limit, aging),
                 },
             )
         return next(q for q in self.list_queues() if q.name == name)
@@ -797,7 +815,8 @@ class SQLiteBackend:
                 oldest_ready_age=r["oldest_ready_age"],
                 archived=r["archived"],
                 dead=r["dead"],
-                rate_limit=rate_limit(r["rate_count"], r["rate_period"], r["rate_burst"]),
+                **flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
+                                r["aging_step"], r["aging_cap"]),
                 keyed=bool(r["keyed"]),
             )
             for r in rows

@@ -1,5 +1,5 @@
--- Flow control (README "Flow control"). A queue is `flow` when it has a rate limit or has been
--- given jobs with a concurrency key: only such queues' claims take claim_flow.sql (under their
+-- Flow control (README "Flow control"). A queue is `flow` when it has a rate limit or priority
+-- aging, or has been given jobs with a concurrency key: only such queues' claims take claim_flow.sql (under their
 -- queue row's lock); settle.sql leaves them alone, and every other queue claims as before.
 ALTER TABLE {schema}.queues
     ADD COLUMN keyed boolean NOT NULL DEFAULT false,
@@ -8,7 +8,11 @@ ALTER TABLE {schema}.queues
     ADD COLUMN rate_burst integer CHECK (rate_burst IS NULL OR rate_burst > 0),
     -- GCRA: the theoretical arrival time; the bucket is full once it lies in the past
     ADD COLUMN rate_tat timestamptz,
-    ADD COLUMN flow boolean GENERATED ALWAYS AS (keyed OR rate_count IS NOT NULL) STORED;
+    -- priority aging: +1 for every aging_step seconds a job has been due, at most aging_cap
+    ADD COLUMN aging_step double precision CHECK (aging_step IS NULL OR aging_step > 0),
+    ADD COLUMN aging_cap integer CHECK (aging_cap IS NULL OR aging_cap > 0),
+    ADD COLUMN flow boolean GENERATED ALWAYS AS (
+        keyed OR rate_count IS NOT NULL OR aging_step IS NOT NULL) STORED;
 
 -- At most concurrency_limit fetched or processing jobs per (queue, concurrency_key).
 ALTER TABLE {schema}.jobs

@@ -3,15 +3,22 @@
 -- their claimers take turns, so every count below includes every earlier claim.
 -- A queue hands out at most its free slots (max_workers), at most the tokens its GCRA bucket
 -- holds, and no job whose concurrency key already has concurrency_limit jobs in flight (nor
--- more of one key in this claim than the key has room for). Rows as settle.sql's.
-WITH fq AS (
-    SELECT q.name, q.lease_seconds, q.rate_count, q.rate_period / q.rate_count AS emission,
+-- more of one key in this claim than the key has room for). With priority aging, a job's
+-- priority counts one more for every aging_step seconds it has been due, at most aging_cap
+-- more. Like settle.sql it first completes the batch's finished jobs; its rows are settle.sql's.
+WITH {settle_done},
+fq AS (
+    SELECT q.name, q.lease_seconds, q.aging_step, q.aging_cap,
+           q.rate_count, q.rate_period / q.rate_count AS emission,
            greatest(coalesce(q.rate_tat, {now}), {now}) AS tat,
            least(
                CASE WHEN q.max_workers IS NULL THEN %(limit)s
+                    -- the snapshot still counts the jobs this statement completes: add them back
                     ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
                                                    WHERE r.queue = q.name
-                                                     AND r.status IN ('fetched', 'processing')),
+                                                     AND r.status IN ('fetched', 'processing'))
+                                                + (SELECT count(*) FROM done d
+                                                   WHERE d.queue = q.name),
                                   0)
                END,
                CASE WHEN q.rate_count IS NULL THEN %(limit)s
@@ -24,32 +31,61 @@ WITH fq AS (
     FROM {schema}.queues q
     WHERE q.name = ANY(%(flow)s::text[]) AND q.active AND NOT q.paused
 ), busy AS (
-    SELECT r.queue, r.concurrency_key, count(*) AS n
+    SELECT r.queue, r.concurrency_key,
+           count(*) - (SELECT count(*) FROM done d WHERE d.queue = r.queue
+                                                     AND d.concurrency_key = r.concurrency_key)
+           AS n
     FROM {schema}.jobs r
     WHERE r.queue = ANY(%(flow)s::text[]) AND r.status IN ('fetched', 'processing')
       AND r.concurrency_key IS NOT NULL
     GROUP BY r.queue, r.concurrency_key
 ), scan AS (
     -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
-    -- can take, for keys that have room for fewer jobs than they have waiting
-    SELECT s.*, fq.free, fq.lease_seconds
+    -- can take, for keys that have room for fewer jobs than they have waiting. With aging, also
+    -- the oldest of each priority level an aged job could reach from (a few index probes).
+    SELECT DISTINCT ON (s.id) s.*, fq.free, fq.lease_seconds,
+           s.priority + CASE WHEN fq.aging_step IS NULL THEN 0
+                             ELSE least(fq.aging_cap, floor(extract(epoch FROM {now} - s.run_at)
+                                                            / fq.aging_step)::int)
+                        END AS claim_rank
     FROM fq
     CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
-        FROM {schema}.jobs j
-        WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
-          AND (j.concurrency_key IS NULL
-               OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
-                                                     AND b.concurrency_key = j.concurrency_key),
-                           0) < j.concurrency_limit)
-        ORDER BY j.priority DESC, j.run_at, j.id
-        LIMIT least(fq.free, %(limit)s) * 4 + 16
+        (SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+         FROM {schema}.jobs j
+         WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
+           AND (j.concurrency_key IS NULL
+                OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
+                                                      AND b.concurrency_key = j.concurrency_key),
+                            0) < j.concurrency_limit)
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT least(fq.free, %(limit)s) * 4 + 16)
+        UNION ALL
+        (SELECT h.* FROM generate_series(
+             (SELECT t.priority FROM {schema}.jobs t
+              WHERE t.queue = fq.name AND t.status = 'pending' AND t.run_at <= {now}
+              ORDER BY t.priority DESC, t.run_at, t.id LIMIT 1) - fq.aging_cap,
+             (SELECT t.priority FROM {schema}.jobs t
+              WHERE t.queue = fq.name AND t.status = 'pending' AND t.run_at <= {now}
+              ORDER BY t.priority DESC, t.run_at, t.id LIMIT 1) - 1) AS level
+         CROSS JOIN LATERAL (
+             SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+             FROM {schema}.jobs j
+             WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
+               AND j.priority = level
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT least(fq.free, %(limit)s) * 2 + 4
+         ) h
+         WHERE fq.aging_step IS NOT NULL)
     ) s
     WHERE fq.free > 0
+      AND (s.concurrency_key IS NULL
+           OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
+                                                 AND b.concurrency_key = s.concurrency_key),
+                       0) < s.concurrency_limit)
 ), room AS (
     SELECT r.* FROM (
         SELECT s.*, row_number() OVER (PARTITION BY s.queue, s.concurrency_key
-                                       ORDER BY s.priority DESC, s.run_at, s.id) AS nth_of_key
+                                       ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_key
         FROM scan s
     ) r
     LEFT JOIN busy b ON b.queue = r.queue AND b.concurrency_key = r.concurrency_key
@@ -57,11 +93,11 @@ WITH fq AS (
 ), chosen AS (
     SELECT c.id, c.queue, c.lease_seconds FROM (
         SELECT r.*, row_number() OVER (PARTITION BY r.queue
-                                       ORDER BY r.priority DESC, r.run_at, r.id) AS nth_of_queue
+                                       ORDER BY r.claim_rank DESC, r.run_at, r.id) AS nth_of_queue
         FROM room r
     ) c
     WHERE c.nth_of_queue <= c.free
-    ORDER BY c.priority DESC, c.run_at, c.id
+    ORDER BY c.claim_rank DESC, c.run_at, c.id
     LIMIT %(limit)s
 ), locked AS (
     -- jobs another transaction holds (a cancel, an operator's) are left for the next claim
@@ -84,4 +120,4 @@ WITH fq AS (
     FROM fq, (SELECT queue, count(*) AS claimed FROM claimed GROUP BY queue) n
     WHERE q.name = fq.name AND n.queue = fq.name AND fq.rate_count IS NOT NULL
 )
-SELECT NULL::bigint[] AS completed, c.*, row_number() OVER () AS nth FROM claimed c
+{settle_answer}

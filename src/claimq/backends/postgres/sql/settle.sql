@@ -1,28 +1,7 @@
 -- One statement, one commit per batch: the outcomes' completions (archived, each guarded by its
 -- token and status) and the next claim (SKIP LOCKED, sized to the free slots). Either part may
 -- be empty: `complete` passes limit 0, `claim` passes no completions.
-WITH done AS (
-    DELETE FROM {schema}.jobs j
-    USING unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(results)s::jsonb[]) AS o(id, token, result)
-    -- `id = ANY`: an index condition on the primary key, whatever the plan (a prepared, generic
-    -- plan cannot know how many ids come, and may otherwise scan every job in flight).
-    WHERE j.id = ANY(%(ids)s::bigint[])
-      AND j.id = o.id AND j.claim_token = o.token AND j.status = 'processing'
-      -- A claim with nothing to complete skips this part outright (a one-time filter): a plan
-      -- that reads the in-flight index would otherwise scan every job every worker holds.
-      AND cardinality(%(ids)s::bigint[]) > 0
-    RETURNING j.*, o.result
-),
-archived AS (
-    INSERT INTO {schema}.archive (id, queue, task, payload, tags, idempotency_key, priority, attempts,
-                                  max_attempts, worker_id, run_at, created_at, started_at,
-                                  finished_at, duration, result, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, {now},
-           extract(epoch FROM {now} - started_at), result, errors, timeout_seconds, retry
-    FROM done
-    RETURNING id
-),
+WITH {settle_done},
 open_queues AS (
     SELECT q.name, q.lease_seconds,
            CASE WHEN q.max_workers IS NULL THEN %(limit)s
@@ -71,11 +50,4 @@ claimed AS (
               j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
               j.timeout_seconds, j.retry
 )
--- At least one row: a claimed job per row (all NULL when none was claimed), and in the first
--- row only the completed ids (in every row they made up half the answer's bytes).
--- backend.py reads the columns by position as _SETTLE_COLUMNS: keep the two in step.
-SELECT CASE WHEN coalesce(c.nth, 1) = 1 THEN (SELECT array_agg(id) FROM archived) END
-           AS completed,
-       c.*
-FROM (SELECT) AS one
-LEFT JOIN (SELECT claimed.*, row_number() OVER () AS nth FROM claimed) c ON true
+{settle_answer}

@@ -8,5 +8,7 @@ SET paused = coalesce(:paused, paused),
     rate_period = CASE WHEN :set_rate THEN :rate_period ELSE rate_period END,
     rate_burst = CASE WHEN :set_rate THEN :rate_burst ELSE rate_burst END,
     rate_tat = CASE WHEN :set_rate THEN NULL ELSE rate_tat END,  -- a new limit: a full bucket
+    aging_step = CASE WHEN :set_aging THEN :aging_step ELSE aging_step END,
+    aging_cap = CASE WHEN :set_aging THEN :aging_cap ELSE aging_cap END,
     updated_at = :now
 WHERE name = :name
