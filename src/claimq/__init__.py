@@ -13,6 +13,7 @@ from claimq.errors import (
     Permanent,
     Retry,
     SchemaMissing,
+    Throttled,
 )
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import RetryPolicy
@@ -38,6 +39,7 @@ __all__ = [
     "SchemaMissing",
     "Status",
     "Task",
+    "Throttled",
     "Worker",
 ]
 __version__ = "0.1.0"

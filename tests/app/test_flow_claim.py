@@ -3,6 +3,8 @@ FakeClock: exact counts, no sleeping."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from claimq import App
@@ -167,3 +169,36 @@ def test_priority_aging_with_levels_between(app: App, clock: FakeClock) -> None:
 def test_bad_aging_is_refused(app: App, options: dict[str, object]) -> None:
     with pytest.raises(InvalidInput):
         app.configure_queue("q", **options)  # type: ignore[arg-type]
+
+
+def test_throttled_pauses_the_whole_queue_for_every_claimer(app: App, clock: FakeClock) -> None:
+    from claimq import Throttled
+
+    for n in range(4):
+        app.enqueue("t", {"n": n}, queue="api")
+    app.enqueue("t", {}, queue="other")
+    first = app.claim("w1", ["api"], limit=1, start=True)[0]
+    assert app.fail(first, Throttled(after=30), attempt=1) == "retried"
+    info = next(q for q in app.queues() if q.name == "api")
+    assert info.throttled_until == clock.now() + timedelta(seconds=30)
+    assert app.claim("w2", ["api"], limit=5) == []
+    assert [j.queue for j in app.claim("w2", limit=5)] == ["other"], "other queues flow on"
+    clock.advance(29)
+    assert app.claim("w3", ["api"], limit=5) == []
+    clock.advance(1)
+    assert len(app.claim("w3", ["api"], limit=5)) == 4, "the throttled job is due again too"
+    assert next(q for q in app.queues() if q.name == "api").throttled_until is None
+    job = app.get_job(first.id)
+    assert job.attempts == 1 and job.errors[-1]["error"] == "Throttled"
+
+
+def test_a_stale_throttle_writes_nothing(app: App) -> None:
+    from dataclasses import replace
+
+    from claimq import LeaseLost, Throttled
+
+    app.enqueue("t", {}, queue="api")
+    job = app.claim("w1", ["api"], limit=1, start=True)[0]
+    with pytest.raises(LeaseLost):
+        app.fail(replace(job, claim_token="0" * 32), Throttled(after=30), attempt=1)
+    assert next(q for q in app.queues() if q.name == "api").throttled_until is None

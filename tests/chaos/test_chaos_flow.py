@@ -140,3 +140,25 @@ def test_priority_aging_bounds_how_long_a_flood_holds_a_job_back(capp: App, spaw
     assert len(overtook) <= 2 * PROCESSES * OPTIONS["concurrency"], len(overtook)
     assert sum(j.started_at.timestamp() > started for j in flood) > 0, (
         "the flood did not outlast it")
+
+
+def test_a_throttle_stops_every_workers_claims_and_they_resume(capp: App, spawn) -> None:
+    pause = 1.5
+    ids = capp.enqueue_many(
+        {"task": "chaos.throttle", "queue": "api",
+         "payload": {"n": i, "sleep": 0.05, **({"throttle": pause} if i == 8 else {})}}
+        for i in range(120))
+    _work_through(capp, spawn, ids)
+    check_invariants(capp, dict.fromkeys(ids, ARCHIVE), effects_for_archived=False)
+
+    jobs = {j.id: j for j in archived(capp)}
+    throttled = jobs[ids[8]]
+    assert throttled.attempts == 2 and throttled.errors[0]["error"] == "Throttled"
+    raised = next(r.ended for r in biz.runs(capp) if r.outcome == "throttled")
+    assert raised is not None
+    claims = sorted(j.started_at.timestamp() for j in jobs.values() if j.started_at)
+    # The failure is written at most a moment after the handler raised; claims already under
+    # way then may still land. From then until the throttle ends, no worker claims.
+    quiet = [t for t in claims if raised + 0.3 < t < raised + pause - 0.1]
+    assert quiet == [], f"{len(quiet)} claims while the queue was throttled"
+    assert sum(t > raised + pause for t in claims) > 10, "the workers did not resume"

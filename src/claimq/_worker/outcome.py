@@ -6,7 +6,7 @@ import traceback
 from datetime import UTC, datetime
 
 from claimq.backends.base import Failure
-from claimq.errors import Permanent, Retry
+from claimq.errors import Permanent, Retry, Throttled
 from claimq.job import DeadReason, Job
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
@@ -85,6 +85,8 @@ def failure_for(
         policy = RetryPolicy.from_dict(job.retry)
     delay = (policy or DEFAULT_RETRY).delay(attempt)
     reason = DeadReason.RETRIES_EXHAUSTED
+    if isinstance(error, Throttled):
+        return Failure(job.id, token, entry, error.after, reason, throttle=error.after)
     if isinstance(error, Retry):
         delay = error.after
     elif isinstance(error, JobTimeout):

@@ -44,6 +44,7 @@ class Failure:
     delay: float
     reason: str
     permanent: bool = False
+    throttle: float = 0.0  # seconds the job's whole queue pauses, for every worker (Throttled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,7 @@ class QueueInfo:
     dead: int = 0
     rate_limit: RateLimit | None = None
     aging: PriorityAging | None = None
+    throttled_until: datetime | None = None  # a handler raised Throttled: no claims until then
     keyed: bool = False  # jobs with a concurrency key were queued here: its claims count per key
 
 

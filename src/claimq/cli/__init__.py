@@ -375,6 +375,8 @@ def _queue_state(q: QueueInfo) -> Text:
         return Text("inactive" + (", paused" if q.paused else ""), style="red")
     if q.paused:
         return Text("paused", style="yellow")
+    if q.throttled_until is not None and q.throttled_until > datetime.now(UTC):
+        return Text(f"throttled until {_when(q.throttled_until)}", style="yellow")
     return Text("active", style="green")
 
 

@@ -367,6 +367,7 @@ def _fail_params(failures: Sequence[Failure], now: datetime | None) -> dict[str,
         "delays": _numbers(f.delay for f in failures),
         "reasons": _texts(f.reason for f in failures),
         "permanent": "{" + ",".join("t" if f.permanent else "f" for f in failures) + "}",
+        "throttles": _numbers(f.throttle for f in failures),
     }
 
 
@@ -779,6 +780,7 @@ class PostgresBackend:
             if failures:
                 params = _fail_params(failures, self._now())
                 _count_failed(failed, conn.execute(self._q.fail, params).fetchall())
+                self._throttled(failures)
             completed, jobs = self._settle(conn, done, claim)
         return _settled(completed, failed, failures, jobs)
 
@@ -872,6 +874,7 @@ class PostgresBackend:
             if failures:
                 cur = await conn.execute(self._q.fail, _fail_params(failures, self._now()))
                 _count_failed(failed, await cur.fetchall())
+                self._throttled(failures)
             params = _settle_params(done, claim, self._now())
             if params is None:
                 return _settled(set(), failed, failures, [])
@@ -933,6 +936,12 @@ class PostgresBackend:
     def _flow_statement(self, limit: int) -> Statement:
         """claim_flow.sql with its limit written in, as _settle_statement."""
         return _with_limit(self._flow_by_limit, self._q.claim_flow, limit)
+
+    def _throttled(self, failures: Sequence[Failure]) -> None:
+        """A Throttled failure makes its queue flow-controlled: this process's next claim
+        sees it at once (others within LIMITED_RECHECK, claiming nothing from it meanwhile)."""
+        if self._limited and any(f.throttle for f in failures):
+            self._limited.clear()
 
     def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second."""

@@ -454,6 +454,10 @@ class SQLiteBackend:
         into `rated` (the claim spends tokens for those it takes)."""
         state = conn.execute(_Q.claim_flow_state, params).fetchone()
         limit, now = params["limit"], params["now"]
+        if state["throttled_until"] is not None:
+            if state["throttled_until"] > now:
+                return []
+            conn.execute(_Q.clear_throttle, params)
         if state["rate_count"] is not None:
             interval = state["rate_period"] / state["rate_count"]
             tat = max(state["rate_tat"] or now, now)
@@ -578,6 +582,9 @@ class SQLiteBackend:
                 result.retried.add(item.id)
             else:
                 result.lost.add(item.id)
+                continue
+            if item.throttle > 0:
+                conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
         return result
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
@@ -817,6 +824,7 @@ class SQLiteBackend:
                 dead=r["dead"],
                 **flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
                                 r["aging_step"], r["aging_cap"]),
+                throttled_until=_ts(r["throttled_until"], "throttled_until", []),
                 keyed=bool(r["keyed"]),
             )
             for r in rows

@@ -55,6 +55,7 @@ from claimq.testing.conformance.enqueue import (  # noqa: E402
 from claimq.testing.conformance.flow import (  # noqa: E402
     TestConcurrencyKeys,
     TestRateLimits,
+    TestThrottle,
     TestUniqueness,
 )
 from claimq.testing.conformance.operator import (  # noqa: E402
@@ -106,6 +107,7 @@ __all__ = [
     "TestSetPriority",
     "TestSettle",
     "TestStart",
+    "TestThrottle",
     "TestUniqueness",
     "subject",
 ]

@@ -1,11 +1,19 @@
-"""Flow control: uniqueness by state and debounce (enqueue), concurrency keys and rate limits
-(claim, for flow-controlled queues only), as NewJob's and configure_queue()'s fields say."""
+"""Flow control: uniqueness by state and debounce (enqueue), concurrency keys, rate limits and
+throttles (claim, for flow-controlled queues only), as NewJob's, Failure's and
+configure_queue()'s fields say."""
 
 from __future__ import annotations
 
 import asyncio
 
-from claimq.backends.base import Backend, ClaimRequest, Completion, RateLimit, Settled
+from claimq.backends.base import (
+    Backend,
+    ClaimRequest,
+    Completion,
+    Failure,
+    RateLimit,
+    Settled,
+)
 from claimq.testing.conformance._harness import Subject, job_spec, token
 
 
@@ -121,3 +129,24 @@ class TestRateLimits:
         assert backend.configure_queue("r", paused=False).rate_limit == RateLimit(1, 60.0, 2)
         assert backend.configure_queue("r", rate_limit=None).rate_limit is None
         assert len(subject.claim(queues=["r"], limit=8)) == 3
+
+
+class TestThrottle:
+    def test_a_throttled_failure_pauses_its_queue_for_every_client(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue_many([job_spec(queue="api") for _ in range(3)])
+        subject.enqueue(queue="other")
+        job = subject.claim_one(queue="api", start=True)
+        error = {"attempt": 1, "error": "Throttled", "message": "429"}
+        failed = subject.backend.fail([Failure(job.id, token(job), error, 10.0,
+                                               "retries_exhausted", throttle=10.0)])
+        assert failed.retried == {job.id}
+        [info] = [q for q in subject.backend.list_queues() if q.name == "api"]
+        assert info.throttled_until == subject.at(10)
+        other = subject.other_client()
+        assert [j.queue for j in other.claim("w2", None, 10, 30.0, False)] == ["other"]
+        subject.advance(10)
+        assert len(other.claim("w2", ["api"], 10, 30.0, False)) == 3
+        assert [q.throttled_until for q in subject.backend.list_queues()
+                if q.name == "api"] == [None]

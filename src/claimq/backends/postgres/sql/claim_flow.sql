@@ -5,13 +5,14 @@
 -- holds, and no job whose concurrency key already has concurrency_limit jobs in flight (nor
 -- more of one key in this claim than the key has room for). With priority aging, a job's
 -- priority counts one more for every aging_step seconds it has been due, at most aging_cap
--- more. Like settle.sql it first completes the batch's finished jobs; its rows are settle.sql's.
+-- more. A throttled queue hands out nothing until its throttle has passed. Like settle.sql it
+-- first completes the batch's finished jobs; its rows are settle.sql's.
 WITH {settle_done},
 fq AS (
     SELECT q.name, q.lease_seconds, q.aging_step, q.aging_cap,
            q.rate_count, q.rate_period / q.rate_count AS emission,
-           greatest(coalesce(q.rate_tat, {now}), {now}) AS tat,
-           least(
+           greatest(coalesce(q.rate_tat, {now}), {now}) AS tat, q.throttled_until,
+           CASE WHEN q.throttled_until > {now} THEN 0 ELSE least(
                CASE WHEN q.max_workers IS NULL THEN %(limit)s
                     -- the snapshot still counts the jobs this statement completes: add them back
                     ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
@@ -27,7 +28,7 @@ fq AS (
                                             coalesce(q.rate_tat, {now}), {now}))
                                         / (q.rate_period / q.rate_count) + 1e-6)::int
                                   + coalesce(q.rate_burst, q.rate_count), 0)
-               END) AS free
+               END) END AS free
     FROM {schema}.queues q
     WHERE q.name = ANY(%(flow)s::text[]) AND q.active AND NOT q.paused
 ), busy AS (
@@ -114,10 +115,17 @@ fq AS (
               j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
               j.timeout_seconds, j.retry
 ), spent AS (
-    -- the rate-limited queues' buckets pay for the jobs claimed
+    -- the rate-limited queues' buckets pay for the jobs claimed; a throttle past is cleared
     UPDATE {schema}.queues q
-    SET rate_tat = fq.tat + make_interval(secs => fq.emission * n.claimed)
-    FROM fq, (SELECT queue, count(*) AS claimed FROM claimed GROUP BY queue) n
-    WHERE q.name = fq.name AND n.queue = fq.name AND fq.rate_count IS NOT NULL
+    SET rate_tat = CASE WHEN fq.rate_count IS NOT NULL AND n.claimed > 0
+                        THEN fq.tat + make_interval(secs => fq.emission * n.claimed)
+                        ELSE q.rate_tat END,
+        throttled_until = CASE WHEN q.throttled_until <= {now} THEN NULL
+                               ELSE q.throttled_until END
+    FROM fq
+    LEFT JOIN (SELECT queue, count(*) AS claimed FROM claimed GROUP BY queue) n
+           ON n.queue = fq.name
+    WHERE q.name = fq.name
+      AND ((fq.rate_count IS NOT NULL AND n.claimed > 0) OR fq.throttled_until <= {now})
 )
 {settle_answer}
