@@ -582,9 +582,12 @@ class App:
             aged = None if aging is None else PriorityAging(
                 _validate.seconds(aging, "aging", allow_zero=False),
                 _validate.integer(aging_cap, "aging_cap", 1, 1000))
+        # Flow-control settings go only when given: a backend without them still configures.
+        flow: dict[str, Any] = {k: v for k, v in (("rate_limit", rate), ("aging", aged))
+                                if v is not UNSET}
         return self.backend.configure_queue(
             name, paused=paused, active=active, max_workers=max_workers,
-            lease_seconds=lease, timeout_seconds=timeout, rate_limit=rate, aging=aged,
+            lease_seconds=lease, timeout_seconds=timeout, **flow,
         )
 
     def pause(self, queue: str) -> QueueInfo:
