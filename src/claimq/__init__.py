@@ -15,6 +15,7 @@ from claimq.errors import (
     Permanent,
     Retry,
     SchemaMissing,
+    Throttled,
 )
 from claimq.job import DeadReason, Job, Status
 from claimq.retry import RetryPolicy
@@ -42,6 +43,7 @@ __all__ = [
     "SchemaMissing",
     "Status",
     "Task",
+    "Throttled",
     "Worker",
 ]
 __version__ = "0.1.0"

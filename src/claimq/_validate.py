@@ -35,8 +35,11 @@ _TASK_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:<>-]*$")
 
 ENQUEUE_OPTIONS = frozenset(
     {"task", "payload", "queue", "priority", "run_at", "delay", "idempotency_key",
-     "max_attempts", "tags", "timeout", "retry"}
+     "max_attempts", "tags", "timeout", "retry", "unique", "unique_for", "on_conflict",
+     "concurrency_key", "concurrency_limit"}
 )
+UNIQUE_SCOPES = ("pending", "active", "until_done")
+ON_CONFLICT = ("ignore", "replace")
 
 
 class NewJob(NamedTuple):
@@ -56,6 +59,20 @@ class NewJob(NamedTuple):
     timeout: float | None
     retry_json: str | None
     trace_context: str | None = None  # the enqueuer's W3C traceparent (OpenTelemetry)
+    flow: Flow | None = None  # flow-control options (README "Flow control"); None: none
+
+
+class Flow(NamedTuple):
+    """A job's flow-control options; the defaults are a plain job's."""
+
+    unique: str = "until_done"  # which states of the key's holder refuse a new job
+    unique_for: float | None = None  # until_done: seconds after finishing (None: retention)
+    on_conflict: str = "ignore"  # "replace": a pending holder takes the new payload and run_at
+    concurrency_key: str | None = None  # at most concurrency_limit running per key and queue
+    concurrency_limit: int | None = None
+
+
+NO_FLOW = Flow()
 
 
 # Names already found valid: enqueue checks the same few names thousands of times.
@@ -388,12 +405,12 @@ def queue_names(value: object) -> list[str] | None:
     return [queue_name(q) for q in value]
 
 
-def idempotency_key(value: object) -> str | None:
+def idempotency_key(value: object, what: str = "idempotency_key") -> str | None:
     if value is None:
         return None
     if (not isinstance(value, str) or not value or len(value) > MAX_KEY_LEN or "\x00" in value
             or not encodable(value)):
-        raise InvalidInput(f"idempotency_key must be a string of 1 to {MAX_KEY_LEN} characters")
+        raise InvalidInput(f"{what} must be a string of 1 to {MAX_KEY_LEN} characters")
     return value
 
 
@@ -410,6 +427,11 @@ def new_job(
     tags: object = (),
     timeout: object = None,
     retry: object = None,
+    unique: object = None,
+    unique_for: object = None,
+    on_conflict: object = None,
+    concurrency_key: object = None,
+    concurrency_limit: object = None,
     default_queue: str = "default",
     default_max_attempts: int = 20,
     payload_limit: int = MAX_PAYLOAD_BYTES,
@@ -433,19 +455,49 @@ def new_job(
         queue = default_queue
     if max_attempts is None:
         max_attempts = default_max_attempts
-    return NewJob(
+    key = _key(idempotency_key)
+    job = NewJob(
         queue_name(queue),
         name,
         payload_json(payload, payload_limit),
         default_priority if priority is None else integer(priority, "priority", *PRIORITY_RANGE),
         0.0 if delay is None else seconds(delay, "delay"),
         when,
-        _key(idempotency_key),
+        key,
         integer(max_attempts, "max_attempts", *MAX_ATTEMPTS_RANGE),
         _tags(tags),
         default_timeout if timeout is None else seconds(timeout, "timeout", allow_zero=False),
         policy,
     )
+    if (unique is None and unique_for is None and on_conflict is None
+            and concurrency_key is None and concurrency_limit is None):
+        return job
+    return job._replace(flow=_flow(key, unique, unique_for, on_conflict, concurrency_key,
+                                   concurrency_limit))
+
+
+def _flow(
+    key: str | None, unique: object, unique_for: object, on_conflict: object,
+    concurrency_key: object, concurrency_limit: object,
+) -> Flow:
+    """The flow-control fields of a NewJob, checked: uniqueness and debounce need an
+    idempotency key; a concurrency limit needs a concurrency key and the other way round."""
+    unique = one_of("until_done" if unique is None else unique, "unique", UNIQUE_SCOPES)
+    on_conflict = one_of("ignore" if on_conflict is None else on_conflict, "on_conflict",
+                         ON_CONFLICT)
+    period = None
+    if unique_for is not None:
+        if unique != "until_done":
+            raise InvalidInput("unique_for is the period after completion of unique='until_done'")
+        period = seconds(unique_for, "unique_for")
+    if key is None and (unique != "until_done" or period is not None or on_conflict != "ignore"):
+        raise InvalidInput("unique, unique_for and on_conflict need an idempotency_key")
+    ckey = None if concurrency_key is None else _key(concurrency_key, "concurrency_key")
+    if (ckey is None) != (concurrency_limit is None):
+        raise InvalidInput("give concurrency_key and concurrency_limit together")
+    limit = None if concurrency_limit is None else integer(
+        concurrency_limit, "concurrency_limit", 1, 1_000_000)
+    return Flow(unique, period, on_conflict, ckey, limit)
 
 
 _key = idempotency_key
@@ -462,6 +514,32 @@ def enqueue_spec(item: object, **defaults: Any) -> NewJob:
     if "task" not in item:
         raise InvalidInput("each job of enqueue_many needs a 'task'")
     return new_job(**item, **defaults)
+
+
+_RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*(s|sec|m|min|h|hour|d|day)\s*$")
+_UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400,
+                 "day": 86400}
+
+
+def rate_limit(value: object, burst: object = None) -> tuple[int, float, int | None]:
+    """A rate such as "10/s", "100/m", "5/2s" or "3/h" (count per period), and an optional
+    burst: (count, period in seconds, burst)."""
+    match = _RATE_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise InvalidInput(
+            f"rate_limit must look like '10/s', '100/m', '5/2s' or '3/h', got {value!r}")
+    count = integer(int(match[1]), "rate_limit's count", 1, 1_000_000_000)
+    period = float(match[2] or 1) * _UNIT_SECONDS[match[3]]
+    if not 0 < period <= 366 * 86400:
+        raise InvalidInput(f"rate_limit's period must be above 0 and at most a year, got {value!r}")
+    bucket = None if burst is None else integer(burst, "rate_burst", 1, 1_000_000_000)
+    return count, period, bucket
+
+
+def one_of(value: object, what: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise InvalidInput(f"{what} must be one of {list(allowed)}, got {value!r}")
+    return str(value)
 
 
 def utcnow() -> datetime:

@@ -20,8 +20,10 @@ from claimq.backends.base import (
     Failure,
     JobFilter,
     Owned,
+    PriorityAging,
     Progress,
     QueueInfo,
+    RateLimit,
     ReapResult,
     RetentionPolicy,
     WorkerInfo,
@@ -180,6 +182,8 @@ class App:
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
         isolation: Isolation = "thread",
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
     ) -> Callable[[F], Task[Any, Any]]: ...
 
     def task(
@@ -194,6 +198,8 @@ class App:
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
         isolation: Isolation = "thread",
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
     ) -> Any:
         """Register a sync or async function as a task (`@app.task` or `@app.task(...)`).
 
@@ -202,7 +208,15 @@ class App:
         failed, but it keeps its slot and its job is not retried until the thread returns.
         `isolation="process"` runs a sync handler in a child process instead, killed at its
         timeout (a real, enforced limit; the function must be importable at module level, its
-        arguments and result picklable, and its `ctx` a read-only snapshot)."""
+        arguments and result picklable, and its `ctx` a read-only snapshot).
+
+        `concurrency_key` names a payload field: at most `concurrency_limit` jobs of the
+        task's queue with the same value of that field run at once, across all workers."""
+        if (concurrency_key is None) != (concurrency_limit is None):
+            raise InvalidInput("give concurrency_key and concurrency_limit together")
+        if concurrency_key is not None:
+            _validate.idempotency_key(concurrency_key, "concurrency_key")
+            _validate.integer(concurrency_limit, "concurrency_limit", 1, 1_000_000)
 
         def register(func: Callable[..., Any]) -> Task[Any, Any]:
             task_name = _validate.task_name(name or default_name(func))
@@ -231,6 +245,8 @@ class App:
                 wants_context=wants_context,
                 isolation=_isolation(isolation, func),
                 arguments=typed,
+                concurrency_key=concurrency_key,
+                concurrency_limit=concurrency_limit,
             )
             self.tasks[task_name] = t
             return t
@@ -279,13 +295,24 @@ class App:
             options = base
             if task.arguments is not None:
                 options["payload"] = task.arguments.dump(options.get("payload"))
+            if options.get("concurrency_key") is None:
+                options.update(task.flow_options(options["payload"]))
         else:
             options = {"task": task, **options}
-        return _validate.new_job(
+        job = _validate.new_job(
             **options,
             default_max_attempts=self.default_max_attempts,
             payload_limit=self.payload_limit,
         )
+        if job.flow is not None and job.flow.unique_for is not None:
+            self._check_unique_for(job.flow.unique_for)
+        return job
+
+    def _check_unique_for(self, period: float) -> None:
+        if period > self.idempotency_retention:
+            raise InvalidInput(
+                f"unique_for ({period}) is longer than the App's idempotency_retention "
+                f"({self.idempotency_retention} s), after which keys are purged")
 
     def _spec(self, item: object) -> _validate.NewJob:
         """One job of enqueue_many: a mapping of enqueue()'s options; a registered task's name
@@ -295,17 +322,25 @@ class App:
             and type(name := item.get("task")) is str
         ) else None
         if task is None:
-            return _validate.enqueue_spec(
+            job = _validate.enqueue_spec(
                 item, default_max_attempts=self.default_max_attempts,
                 payload_limit=self.payload_limit,
             )
-        if task.arguments is not None and isinstance(item, Mapping):
-            item = {**item, "payload": task.arguments.dump(item.get("payload"))}
-        return _validate.enqueue_spec(
-            item, default_queue=task.queue, default_priority=task.priority,
-            default_max_attempts=task.max_attempts, default_timeout=task.timeout,
-            payload_limit=self.payload_limit,
-        )
+        else:
+            if task.arguments is not None and isinstance(item, Mapping):
+                item = {**item, "payload": task.arguments.dump(item.get("payload"))}
+            if task.concurrency_key is not None:
+                spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
+                if "concurrency_key" not in spec:
+                    item = {**spec, **task.flow_options(spec.get("payload"))}
+            job = _validate.enqueue_spec(
+                item, default_queue=task.queue, default_priority=task.priority,
+                default_max_attempts=task.max_attempts, default_timeout=task.timeout,
+                payload_limit=self.payload_limit,
+            )
+        if job.flow is not None and job.flow.unique_for is not None:
+            self._check_unique_for(job.flow.unique_for)
+        return job
 
     def enqueue(
         self,
@@ -321,16 +356,30 @@ class App:
         tags: Sequence[str] = (),
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        unique: Literal["pending", "active", "until_done"] | None = None,
+        unique_for: float | timedelta | None = None,
+        on_conflict: Literal["ignore", "replace"] | None = None,
+        concurrency_key: str | None = None,
+        concurrency_limit: int | None = None,
         conn: Any = None,
     ) -> JobHandle:
         """Queue one job; returns its id (a JobHandle: an int that can also wait for the
         job's result, `.result(timeout)`). With `conn` (a sqlite3 or psycopg connection) the job
         is written inside the caller's transaction: it exists if and only if that commits. With an
-        idempotency key that a job still holds, returns that job's id and writes nothing."""
+        idempotency key that a job still holds, returns that job's id and writes nothing.
+
+        Which jobs hold a key is `unique`'s: "pending" (the holder is still pending), "active"
+        (pending or running), "until_done" (the default: live, or finished less than
+        `unique_for` seconds ago, by default the App's idempotency_retention). With
+        on_conflict="replace", a pending holder takes this call's payload and run_at
+        (debounce) and its id is returned. `concurrency_key`/`concurrency_limit`: at most that
+        many jobs of the queue with this key run at once, across all workers."""
         job = self._new_job(
             task, payload=payload, queue=queue, priority=priority, run_at=run_at, delay=delay,
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
-            timeout=timeout, retry=retry,
+            timeout=timeout, retry=retry, unique=unique, unique_for=unique_for,
+            on_conflict=on_conflict, concurrency_key=concurrency_key,
+            concurrency_limit=concurrency_limit,
         )
         traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
         if traceparent is not None:
@@ -445,6 +494,7 @@ class App:
             attempt = current.attempts if owned and current is not None else job.attempts
         failure = failure_for(
             job, error, attempt=attempt, worker_id=worker_id or job.worker_id, policy=retry,
+            throttle=self.backend.capabilities.flow_control,
         )
         result = self.backend.fail([failure])
         if job.id in result.lost:
@@ -599,8 +649,18 @@ class App:
         max_workers: int | None = UNSET,
         lease: float | None = None,
         timeout: float | None = UNSET,
+        rate_limit: str | None = UNSET,
+        rate_burst: int | None = None,
+        aging: float | timedelta | None = UNSET,
+        aging_cap: int = 10,
     ) -> QueueInfo:
-        """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it."""
+        """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it.
+        `rate_limit` ("10/s", "100/m", "5/2s"; None lifts it): at most that many claims from
+        the queue per period for all workers together, in bursts of up to `rate_burst`
+        (default: the count) after a quiet spell. It takes effect at the next claim.
+        `aging` (seconds; None lifts it): a due job's priority counts one more for every
+        `aging` seconds it waits, at most `aging_cap` more, so that a flood of higher-priority
+        work cannot hold it back for ever."""
         _validate.queue_name(name)
         _validate.boolean(paused, "paused")
         _validate.boolean(active, "active")
@@ -610,9 +670,23 @@ class App:
             lease = _validate.seconds(lease, "lease", allow_zero=False)
         if timeout is not UNSET and timeout is not None:
             timeout = _validate.seconds(timeout, "timeout", allow_zero=False)
+        rate: RateLimit | None = UNSET
+        if rate_limit is not UNSET:
+            rate = None if rate_limit is None else RateLimit(
+                *_validate.rate_limit(rate_limit, rate_burst))
+        elif rate_burst is not None:
+            raise InvalidInput("rate_burst goes with a rate_limit")
+        aged: PriorityAging | None = UNSET
+        if aging is not UNSET:
+            aged = None if aging is None else PriorityAging(
+                _validate.seconds(aging, "aging", allow_zero=False),
+                _validate.integer(aging_cap, "aging_cap", 1, 1000))
+        # Flow-control settings go only when given: a backend without them still configures.
+        flow: dict[str, Any] = {k: v for k, v in (("rate_limit", rate), ("aging", aged))
+                                if v is not UNSET}
         return self.backend.configure_queue(
             name, paused=paused, active=active, max_workers=max_workers,
-            lease_seconds=lease, timeout_seconds=timeout,
+            lease_seconds=lease, timeout_seconds=timeout, **flow,
         )
 
     def pause(self, queue: str) -> QueueInfo:

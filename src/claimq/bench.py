@@ -319,6 +319,9 @@ class Settings:
     timeout: float
     idle_gap: float
     analyze: bool = False
+    keys: int | None = None  # burn: jobs spread over this many concurrency keys (limit 1 each)
+    queue_rate: str | None = None  # burn: the queue's rate limit ("1000/s")
+    queue_burst: int | None = None
 
     @property
     def task(self) -> str:
@@ -415,13 +418,17 @@ class Bench:
     # -- burn-down -----------------------------------------------------------------------------
 
     def _enqueue(self, app: App, count: int, progress: Progress | None = None) -> list[int]:
-        spec = {"task": self.s.task, "queue": QUEUE}
+        spec: dict[str, Any] = {"task": self.s.task, "queue": QUEUE}
+        keys = self.s.keys
         ids: list[int] = []
         task = None if progress is None else progress.add_task("enqueue", total=count, rate="")
         started = time.perf_counter()
         for offset in range(0, count, self.s.enqueue_batch):
             n = min(self.s.enqueue_batch, count - offset)
-            ids.extend(app.enqueue_many([spec] * n))
+            batch = [spec] * n if keys is None else [
+                {**spec, "concurrency_key": f"k{(offset + i) % keys}", "concurrency_limit": 1}
+                for i in range(n)]
+            ids.extend(app.enqueue_many(batch))
             if progress is not None and task is not None:
                 elapsed = time.perf_counter() - started
                 progress.update(task, completed=len(ids),
@@ -431,6 +438,8 @@ class Bench:
     def burn(self, app: App) -> None:
         s = self.s
         app.configure_queue(QUEUE, paused=True)  # the workers all start before any job runs
+        if s.queue_rate is not None:
+            app.configure_queue(QUEUE, rate_limit=s.queue_rate, rate_burst=s.queue_burst)
         with self.progress() as progress:
             t0 = time.perf_counter()
             self.report.ids = ids = self._enqueue(app, s.jobs, progress)
@@ -710,12 +719,19 @@ def summary_table(data: dict[str, Any]) -> Table:
 @click.option("--reuse", is_flag=True,
               help="Use the URL's schema/file as is (default: a fresh one, removed after).")
 @click.option("--keep", is_flag=True, help="Keep the fresh schema/file after the run.")
+@click.option("--keys", type=click.IntRange(1), default=None,
+              help="Burn: spread the jobs over N concurrency keys, at most one running per key.")
+@click.option("--queue-rate", default=None, metavar="RATE",
+              help="Burn: give the queue this rate limit (e.g. 1000/s).")
+@click.option("--queue-burst", type=click.IntRange(1), default=None,
+              help="Burn: with --queue-rate, its burst (default: the rate's count).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def command(
     database: str | None, mode: str, jobs: int | None, processes: int, concurrency: int,
     batch: int | None, rate: float, backlog_cap: int | None, enqueue_batch: int,
     poll_interval: float, idle_gap: float, sync: bool, timeout: float, analyze: bool,
-    reuse: bool, keep: bool, as_json: bool,
+    reuse: bool, keep: bool, keys: int | None, queue_rate: str | None,
+    queue_burst: int | None, as_json: bool,
 ) -> None:
     """Benchmark claimq on a database: bulk enqueue and drain (burn), a steady producer
     (sustained) or idle latency (idle); then check that every job ran exactly once."""
@@ -726,7 +742,8 @@ def command(
         mode=mode, jobs=jobs or DEFAULT_JOBS[mode], processes=processes,
         concurrency=concurrency, batch=batch, rate=rate, backlog_cap=backlog_cap,
         enqueue_batch=enqueue_batch, poll_interval=poll_interval, sync=sync, timeout=timeout,
-        idle_gap=idle_gap, analyze=analyze,
+        idle_gap=idle_gap, analyze=analyze, keys=keys, queue_rate=queue_rate,
+        queue_burst=queue_burst,
     )
     target = Target.make(url, fresh=not reuse)
     console = Console(stderr=True)

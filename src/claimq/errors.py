@@ -108,5 +108,14 @@ class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruct
         return (Retry, (self.after, self.reason))
 
 
+class Throttled(Retry):
+    """Raise from a handler when a dependency says "too many requests" (an HTTP 429 with its
+    Retry-After): the job is retried after `after` seconds (counted as an attempt, as Retry),
+    and its whole queue pauses until then for every worker on every host."""
+
+    def __reduce__(self) -> tuple[type[Retry], tuple[float, str]]:
+        return (Throttled, (self.after, self.reason))
+
+
 class Permanent(Exception):  # noqa: N818 - raised by handlers, reads as an instruction
     """Raise from a handler when retrying cannot help: the job goes straight to dead letters."""

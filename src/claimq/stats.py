@@ -62,6 +62,7 @@ class QueueStats(TaskStats):
     paused: bool = False
     active: bool = True
     max_workers: int | None = None
+    throttled_until: datetime | None = None  # a handler raised Throttled: no claims until then
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ def build(rows: StatsRows, window: float) -> Stats:
             **_figures(name, by_queue[name], window, queue_latency),  # type: ignore[arg-type]
             paused=q.paused if q else False, active=q.active if q else True,
             max_workers=q.max_workers if q else None,
+            throttled_until=q.throttled_until if q else None,
         ))
     tasks = [TaskStats(**_figures(name, by_task[name], window, task_latency))  # type: ignore[arg-type]
              for name in sorted(by_task)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -37,6 +38,9 @@ class CallOptions:
     max_attempts: int | None = None
     tags: tuple[str, ...] = ()
     timeout: float | None = None
+    unique: str | None = None
+    unique_for: float | timedelta | None = None
+    on_conflict: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class Task(Generic[P, R]):
     isolation: Isolation = "thread"  # "process": a sync handler in a child process
     options: CallOptions = field(default_factory=CallOptions)
     arguments: Arguments | None = None  # typed parameters (then `fn` rebuilds them)
+    concurrency_key: str | None = None  # the payload field whose value is the concurrency key
+    concurrency_limit: int | None = None  # at most this many running per key value
 
     def dump_arguments(self, payload: Any, *, partial: bool = False) -> dict[str, Any]:
         """The payload as stored: typed arguments validated (InvalidInput) and dumped to JSON;
@@ -72,8 +78,8 @@ class Task(Generic[P, R]):
 
     def with_options(self, **options: Any) -> Task[P, R]:
         """A copy whose next enqueue uses these job options (queue, priority, delay, run_at,
-        idempotency_key, max_attempts, tags, timeout). Checked here, so that a bad one fails
-        where it is written."""
+        idempotency_key, max_attempts, tags, timeout, unique, unique_for, on_conflict).
+        Checked here, so that a bad one fails where it is written."""
         try:
             merged = replace(self.options, **options)
         except TypeError:
@@ -100,7 +106,23 @@ class Task(Generic[P, R]):
             "tags": o.tags,
             "timeout": o.timeout or self.timeout,
             "retry": None,
+            "unique": o.unique,
+            "unique_for": o.unique_for,
+            "on_conflict": o.on_conflict,
         }
+
+    def flow_options(self, payload: object) -> dict[str, Any]:
+        """The concurrency key and limit of a job of this task with this payload: the value of
+        the payload field `concurrency_key` names, as JSON text prefixed by the field's name."""
+        if self.concurrency_key is None:
+            return {}
+        if not isinstance(payload, dict) or self.concurrency_key not in payload:
+            raise InvalidInput(
+                f"task {self.name!r} limits concurrency by payload field "
+                f"{self.concurrency_key!r}, which this job's payload does not have")
+        value = json.dumps(payload[self.concurrency_key], sort_keys=True, default=str)
+        return {"concurrency_key": f"{self.concurrency_key}={value}"[:_validate.MAX_KEY_LEN],
+                "concurrency_limit": self.concurrency_limit}
 
     def enqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
         """Queue one job whose payload is these keyword arguments; returns its id, a JobHandle
@@ -120,6 +142,9 @@ _OPTION_CHECKS: dict[str, Callable[[Any], object]] = {
     "max_attempts": lambda v: _validate.integer(v, "max_attempts", *_validate.MAX_ATTEMPTS_RANGE),
     "tags": _validate.tags,
     "timeout": lambda v: _validate.seconds(v, "timeout", allow_zero=False),
+    "unique": lambda v: _validate.one_of(v, "unique", _validate.UNIQUE_SCOPES),
+    "unique_for": lambda v: _validate.seconds(v, "unique_for"),
+    "on_conflict": lambda v: _validate.one_of(v, "on_conflict", _validate.ON_CONFLICT),
 }
 
 

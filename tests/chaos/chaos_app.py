@@ -23,7 +23,7 @@ from typing import Any
 
 import chaos_biz as biz
 
-from claimq import App, LeaseLost, Permanent, RetryPolicy
+from claimq import App, LeaseLost, Permanent, RetryPolicy, Throttled
 from claimq.errors import DatabaseUnavailable
 from claimq.worker import JobContext, Worker, run_worker
 
@@ -129,6 +129,19 @@ def permanent(ctx: JobContext, **payload: Any) -> None:
 def echo(ctx: JobContext, **payload: Any) -> dict[str, Any]:
     """Returns its payload; the bad-input scenario checks what comes back byte for byte."""
     return {"payload": payload, "key": ctx.idempotency_key}
+
+
+@app.task(name="chaos.throttle", retry=FAST_RETRY)
+def throttle(ctx: JobContext, n: int = 0, throttle: float = 0.0, sleep: float = 0.0,
+             **payload: Any) -> None:
+    """Raises Throttled(after=throttle) on its first attempt when `throttle` is given (the
+    dependency said 429), else sleeps `sleep` s; each run is recorded like chaos.work's."""
+    run_id = biz.run_started(app, ctx)
+    if throttle and ctx.attempt == 1:
+        biz.run_ended(app, run_id, "throttled")
+        raise Throttled(after=throttle)
+    time.sleep(sleep)
+    biz.run_ended(app, run_id, "returned")
 
 
 @app.task(name="chaos.raise_text", retry=FAST_RETRY)

@@ -91,6 +91,7 @@ class MJob:
     cancel: bool = False
     errors: int = 0
     reason: str | None = None
+    payload: dict[str, int] | None = None  # checked for keyed jobs (debounce replaces it)
 
 
 @dataclass
@@ -153,6 +154,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             self.tokens: set[str] = set()
             self.vt = 0  # virtual now, in seconds
             self.seq = 0
+            self.keys: dict[str, int] = {}  # idempotency key -> the job holding its row
 
         def teardown(self) -> None:
             self.env.cleanup()
@@ -207,6 +209,26 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             assert job_id not in self.jobs
             self.jobs[job_id] = MJob(job_id, priority, max_attempts,
                                      (self.vt + delay, self.tick()))
+
+        @rule(key=st.sampled_from("xy"), scope=st.sampled_from(("pending", "active")),
+              replace=st.booleans(), delay=st.sampled_from((0, 20)), n=st.integers(0, 99))
+        def enqueue_keyed(self, key: str, scope: str, replace: bool, delay: int, n: int) -> None:
+            """Uniqueness by state and debounce: a holder in the scope's states refuses (or,
+            pending and replace, takes the new payload and run_at); otherwise a new job."""
+            job_id = self.app.enqueue(
+                "chaos.model", {"n": n}, idempotency_key=key, unique=scope,  # type: ignore[arg-type]
+                on_conflict="replace" if replace else "ignore", delay=delay)
+            holding = ("pending",) if scope == "pending" else ("pending", "fetched", "processing")
+            holder = self.jobs.get(self.keys.get(key, 0))
+            if holder is not None and holder.table == "live" and holder.status in holding:
+                assert job_id == holder.id, "a held key made another job"
+                if replace and holder.status == "pending":
+                    holder.payload, holder.run_at = {"n": n}, (self.vt + delay, self.tick())
+                return
+            assert job_id not in self.jobs, "a free key returned an existing job"
+            self.keys[key] = job_id
+            self.jobs[job_id] = MJob(job_id, 0, 20, (self.vt + delay, self.tick()),
+                                     payload={"n": n})
 
         @rule(limit=st.integers(1, 3), start=st.booleans(), worker=st.sampled_from("AB"))
         def claim(self, limit: int, start: bool, worker: str) -> None:
@@ -389,6 +411,8 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                 got = (table, str(j.status), j.attempts, len(j.errors), j.reason, j.priority)
                 want = (m.table, m.status, m.attempts, m.errors, m.reason, m.priority)
                 assert got == want, f"job {job_id}: database {got} != model {want}"
+                if m.payload is not None:
+                    assert j.payload == m.payload, f"job {job_id}: payload differs"
                 if table == "live":
                     assert j.claim_token == m.token, f"job {job_id}: token differs"
                     assert j.cancel_requested == m.cancel

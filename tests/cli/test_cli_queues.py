@@ -33,8 +33,15 @@ def test_queue_commands(cli: Cli, app: App) -> None:
         ["queues", "set", "set-me", "--lease", "60", "--timeout", "30", "--json"],
         ["queues", "set", "clear-me", "--timeout", "none"],
         ["queues", "pause", "brand-new"],
+        ["queues", "set", "rated", "--rate-limit", "10/s", "--rate-burst", "3", "--json"],
+        ["queues", "set", "unrated", "--rate-limit", "5/m"],
+        ["queues", "set", "bad-rate", "--rate-limit", "fast"],
+        ["queues", "set", "bad-burst", "--rate-burst", "3"],
+        ["queues", "set", "aged", "--aging", "30", "--aging-cap", "4", "--json"],
     )
-    pause, resume, limit, unlimit, deactivate, activate, set_, clear, new = results
+    (pause, resume, limit, unlimit, deactivate, activate, set_, clear, new, rated, _,
+     bad_rate, bad_burst, aged) = results
+    unrated = cli("queues", "set", "unrated", "--rate-limit", "none")
     assert "queue pause-me paused" in pause.ok().out
     assert resume.json()["paused"] is False
     assert limit.json()["max_workers"] == 3
@@ -43,6 +50,12 @@ def test_queue_commands(cli: Cli, app: App) -> None:
     assert (set_.json()["lease_seconds"], set_.json()["timeout_seconds"]) == (60, 30)
     assert "no timeout" in clear.ok().out
     assert "new queue created" in new.ok().out
+    assert rated.json()["rate_limit"] == {"count": 10, "period": 1.0, "burst": 3}
+    assert "no rate limit" in unrated.ok().out
+    assert bad_rate.code != 0 and "rate_limit must look like" in bad_rate.err
+    assert bad_burst.code != 0 and "--rate-burst goes with a --rate-limit" in bad_burst.err
+    assert aged.json()["aging"] == {"step": 30.0, "cap": 4}
+    assert "no priority aging" in cli("queues", "set", "aged", "--aging", "none").ok().out
 
     state = {q.name: q for q in app.queues()}
     assert state["pause-me"].paused and not state["resume-me"].paused
@@ -57,8 +70,9 @@ def test_queue_commands(cli: Cli, app: App) -> None:
         cells = [cell.strip() for cell in line.strip("│").split("│")]
         if line.startswith("│"):
             rows[cells[0]] = cells
-    # queue │ paused │ active │ max workers │ lease │ timeout │ live jobs
-    assert rows["pause-me"] == ["pause-me", "yes", "yes", "unlimited", "30s", "-", "1"]
+    # queue │ paused │ active │ max workers │ lease │ timeout │ live jobs │ rate limit
+    assert rows["pause-me"] == ["pause-me", "yes", "yes", "unlimited", "30s", "-", "1", "-"]
+    assert rows["rated"][7] == "10/s (burst 3)" and rows["unrated"][7] == "-"
     assert rows["deactivate-me"][1:3] == ["no", "no"]
     assert rows["limit-me"][3] == "3" and rows["unlimit-me"][3] == "unlimited"
     assert rows["set-me"][4:6] == ["60s", "30s"]

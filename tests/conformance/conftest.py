@@ -82,6 +82,27 @@ def _store_json_mariadb(backend: Backend, job_id: int, column: str, text: str) -
     raise AssertionError(f"no row of job {job_id} has a {column} column")
 
 
+# Backends by capabilities.flow_control: the flow-control classes run where it exists, and
+# TestFlowControlRefused (every feature refused with InvalidInput) where it does not.
+WITH_FLOW_CONTROL = ["sqlite", "postgresql"]
+WITHOUT_FLOW_CONTROL = ["mariadb"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked flow_control / no_flow_control gets db_url parametrized with the backends
+    of that kind (before the fixture's own params would give it all three)."""
+    if "db_url" not in metafunc.fixturenames:
+        return
+    if metafunc.definition.get_closest_marker("flow_control") is not None:
+        kinds = WITH_FLOW_CONTROL
+    elif metafunc.definition.get_closest_marker("no_flow_control") is not None:
+        kinds = WITHOUT_FLOW_CONTROL
+    else:
+        return
+    metafunc.definition.add_marker(pytest.mark.parametrize("db_url", kinds, indirect=True))
+
+
 @pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
 def db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
     yield from fresh_db_url(request, request.param, tmp_path)

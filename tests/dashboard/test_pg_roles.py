@@ -105,8 +105,14 @@ def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path
                                   {"task": "ok", "payload": {"n": -1}, "queue": "roles"},
                                   {"task": "ok", "payload": {"n": 4, "fail_first": True},
                                    "queue": "roles"}])
-    keyed = producer.enqueue("ok", {"n": 5}, queue="roles", idempotency_key="k-1")
+    # flow control too: a concurrency key marks the queue keyed, and a debounce updates the
+    # pending holder (the worker role then claims the keyed queue by claim_flow.sql)
+    keyed = producer.enqueue("ok", {"n": 5}, queue="roles", idempotency_key="k-1",
+                             concurrency_key="c", concurrency_limit=1)
     assert producer.enqueue("ok", {"n": 5}, queue="roles", idempotency_key="k-1") == keyed
+    assert producer.enqueue("ok", {"n": 5}, queue="roles", idempotency_key="k-1",
+                            on_conflict="replace", delay=0) == keyed
+    assert [q.keyed for q in reader.queues() if q.name == "roles"] == [True]
     refused(producer.claim, "thief", ["roles"], 1)
     refused(producer.cancel, ids[0])
     refused(producer.purge, "dead")

@@ -422,7 +422,8 @@ class Executor:
         task = self.app.tasks.get(flight.job.task)
         failure = failure_for(flight.job, exc, attempt=flight.attempt, worker_id=self.worker_id,
                               policy=task.retry if task is not None else None,
-                              token=flight.owned.token)
+                              token=flight.owned.token,
+                              throttle=self.backend.capabilities.flow_control)
         if isinstance(exc, UnknownTask):
             log.warning("job %s: %s", flight.job.id, exc)
         else:

@@ -6,7 +6,7 @@ import traceback
 from datetime import UTC, datetime
 
 from claimq.backends.base import Failure
-from claimq.errors import Permanent, Retry
+from claimq.errors import Permanent, Retry, Throttled
 from claimq.job import DeadReason, Job
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
@@ -72,9 +72,12 @@ def failure_for(
     worker_id: str | None,
     policy: RetryPolicy | None = None,
     token: str | None = None,
+    throttle: bool = True,
 ) -> Failure:
     """Retry(after) -> that delay; Permanent/cancel/bad payload -> dead now; timeout, unknown task
-    and anything else -> backoff, dead letters once attempts run out (with a matching reason)."""
+    and anything else -> backoff, dead letters once attempts run out (with a matching reason).
+    Throttled(after) -> that delay and a pause of the job's queue; without `throttle` (a backend
+    without capabilities.flow_control) a plain retry after `after`."""
     token = token if token is not None else job.claim_token or ""
     entry = error_entry(job, error, attempt, worker_id)
     if isinstance(error, Permanent | BadPayload):
@@ -85,6 +88,8 @@ def failure_for(
         policy = RetryPolicy.from_dict(job.retry)
     delay = (policy or DEFAULT_RETRY).delay(attempt)
     reason = DeadReason.RETRIES_EXHAUSTED
+    if isinstance(error, Throttled) and throttle:
+        return Failure(job.id, token, entry, error.after, reason, throttle=error.after)
     if isinstance(error, Retry):
         delay = error.after
     elif isinstance(error, JobTimeout):

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from claimq._json import loads
-from claimq.backends.base import LatencyRow
+from claimq.backends.base import UNSET, LatencyRow, PriorityAging, RateLimit
 from claimq.job import CorruptRow
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
@@ -134,3 +134,23 @@ def latency_rows(rows: Iterable[tuple[str, str, float, float]]) -> list[LatencyR
                    percentiles(values), percentiles(runs[(kind, name)]))
         for (kind, name), values in waits.items()
     ]
+def flow_params(rate: RateLimit | None, aging: PriorityAging | None) -> dict[str, Any]:
+    """update_queue's flow-control parameters: UNSET leaves a setting, None lifts it."""
+    params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET}
+    r = rate if isinstance(rate, RateLimit) else None
+    a = aging if isinstance(aging, PriorityAging) else None
+    params.update(rate_count=r and r.count, rate_period=r and r.period, rate_burst=r and r.burst,
+                  aging_step=a and a.step, aging_cap=a and a.cap)
+    return params
+
+
+def flow_settings(
+    rate_count: int | None, rate_period: float | None, rate_burst: int | None,
+    aging_step: float | None, aging_cap: int | None,
+) -> dict[str, Any]:
+    """A queue row's flow-control settings as QueueInfo's fields."""
+    rate = None if rate_count is None or rate_period is None else RateLimit(
+        rate_count, rate_period, rate_burst)
+    aging = None if aging_step is None or aging_cap is None else PriorityAging(
+        aging_step, aging_cap)
+    return {"rate_limit": rate, "aging": aging}

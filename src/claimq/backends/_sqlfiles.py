@@ -33,6 +33,10 @@ def load_queries(package: str, schema: str | None = None) -> SimpleNamespace:
                 fragments["{" + entry.name[1:-4] + "}"] = text
             else:
                 queries[entry.name[:-4]] = text
+    for placeholder, text in fragments.items():  # a fragment may use others (not nested deeper)
+        for inner, fragment in fragments.items():
+            text = text.replace(inner, fragment)
+        fragments[placeholder] = text
     for name, text in queries.items():
         for placeholder, fragment in fragments.items():
             text = text.replace(placeholder, fragment)

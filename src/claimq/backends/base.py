@@ -44,6 +44,7 @@ class Failure:
     delay: float
     reason: str
     permanent: bool = False
+    throttle: float = 0.0  # seconds the job's whole queue pauses, for every worker (Throttled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,34 @@ class ReapResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimit:
+    """At most `count` claims per `period` seconds from a queue, for all workers together,
+    with bursts of up to `burst` (default `count`) after a quiet spell: a GCRA bucket whose
+    state is the queue's row, spent by the claim."""
+
+    count: int
+    period: float
+    burst: int | None = None
+
+    def __str__(self) -> str:
+        period = f"{self.period:g}s" if self.period != 1 else "s"
+        burst = "" if self.burst is None else f" (burst {self.burst})"
+        return f"{self.count}/{period}{burst}"
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityAging:
+    """A waiting job's priority counts one more for every `step` seconds it has been due, at
+    most `cap` more: a bound on how long a flood of higher-priority work can hold it back."""
+
+    step: float
+    cap: int
+
+    def __str__(self) -> str:
+        return f"+1/{self.step:g}s (max +{self.cap})"
+
+
+@dataclass(frozen=True, slots=True)
 class QueueInfo:
     name: str
     paused: bool
@@ -111,6 +140,10 @@ class QueueInfo:
     oldest_ready_age: float | None = None
     archived: int = 0
     dead: int = 0
+    rate_limit: RateLimit | None = None
+    aging: PriorityAging | None = None
+    throttled_until: datetime | None = None  # a handler raised Throttled: no claims until then
+    keyed: bool = False  # jobs with a concurrency key were queued here: its claims count per key
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +223,7 @@ class QueueSettings(NamedTuple):
     paused: bool
     active: bool
     max_workers: int | None
+    throttled_until: datetime | None = None  # flow control: paused by Throttled until then
 
 
 class StatsRows(NamedTuple):
@@ -324,6 +358,8 @@ class Capabilities:
     row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
     roles: bool = False  # grant() gives database roles least-privilege rights (PostgreSQL)
     partitions: bool = False  # partition_archive() makes the archive time-partitioned
+    flow_control: bool = False  # uniqueness scopes, debounce, concurrency keys, rate limits,
+    # priority aging and Throttled's queue pause (otherwise enqueue/configure_queue refuse them)
 
 
 class Notice(NamedTuple):
@@ -519,7 +555,18 @@ class Backend(Protocol):
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
-    ) -> QueueInfo: ...
+        rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
+    ) -> QueueInfo:
+        """Creates or changes a queue; UNSET leaves a setting as it is. `rate_limit`: a
+        RateLimit, or None to lift it; a new one starts with a full bucket. `aging`: a
+        PriorityAging (the claim orders the queue's jobs by their aged priority, then run_at and
+        id), or None to lift it. A queue with a rate limit or aging, or `keyed` (given a job
+        with a concurrency key: NewJob.flow), is claimed by flow control: at most the bucket's
+        tokens per claim, and no job whose concurrency key already has concurrency_limit jobs
+        fetched or processing in the queue. A backend must make both hold across every client
+        (PostgreSQL: under the queue row's lock, as max_workers)."""
+        ...
     def list_queues(self) -> list[QueueInfo]: ...
     def now(self) -> datetime: ...
 

@@ -100,6 +100,8 @@ def _queue_state(q: QueueInfo | QueueStats) -> Text:
         return Text("inactive" + (", paused" if q.paused else ""), style="red")
     if q.paused:
         return Text("paused", style="yellow")
+    if q.throttled_until is not None and q.throttled_until > datetime.now(UTC):
+        return Text(f"throttled until {_when(q.throttled_until)}", style="yellow")
     return Text("active", style="green")
 
 
@@ -111,6 +113,7 @@ def _queues_table(queues: Sequence[QueueInfo]) -> Table:
     for header in ("queue", "paused", "active", "max workers", "lease", "timeout"):
         table.add_column(header)
     table.add_column("live jobs", justify="right")
+    table.add_column("rate limit")
     for q in queues:
         table.add_row(
             _cell(q.name),
@@ -119,6 +122,7 @@ def _queues_table(queues: Sequence[QueueInfo]) -> Table:
             _cell(q.max_workers if q.max_workers is not None else "unlimited"),
             _cell(_num(q.lease_seconds)), _cell(_num(q.timeout_seconds)),
             _cell(q.pending + q.scheduled + q.fetched + q.processing),
+            _cell(q.rate_limit),
         )
     if not queues:
         table.caption = "no queues yet: a queue appears with its first job"

@@ -90,22 +90,53 @@ def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
     "--timeout", type=Seconds(allow_zero=False, allow_none=True), metavar="SECONDS|none",
     help="Default job timeout; `none` clears it.",
 )
+@click.option(
+    "--rate-limit", "rate_limit", metavar="RATE|none",
+    help="At most RATE claims for all workers together, e.g. 10/s, 100/m, 5/2s; `none` lifts it.",
+)
+@click.option("--rate-burst", "rate_burst", type=int, metavar="N",
+              help="With --rate-limit: bursts of up to N after a quiet spell (default: its count).")
+@click.option(
+    "--aging", type=Seconds(allow_zero=False, allow_none=True), metavar="SECONDS|none",
+    help="A waiting job's priority counts one more every SECONDS; `none` lifts it.",
+)
+@click.option("--aging-cap", "aging_cap", type=int, default=10, show_default=True, metavar="N",
+              help="With --aging: the most a job's priority gains by waiting.")
 @json_option
 @click.pass_context
 def queues_set(
-    ctx: click.Context, queue: str, lease: float | None, timeout: float | None, as_json: bool
+    ctx: click.Context, queue: str, lease: float | None, timeout: float | None,
+    rate_limit: str | None, rate_burst: int | None, aging: float | None, aging_cap: int,
+    as_json: bool,
 ) -> None:
-    """Change QUEUE's default lease and/or job timeout."""
+    """Change QUEUE's default lease, job timeout, rate limit and/or priority aging (at runtime:
+    every worker's next claim obeys them)."""
     changes: dict[str, Any] = {}
     if lease is not None:
         changes["lease"] = lease
     if ctx.get_parameter_source("timeout") == ParameterSource.COMMANDLINE:
         changes["timeout"] = timeout
+    if rate_limit is not None:
+        changes["rate_limit"] = None if rate_limit.strip().lower() == "none" else rate_limit
+    if rate_burst is not None:
+        if rate_limit is None or changes["rate_limit"] is None:
+            raise CliError("--rate-burst goes with a --rate-limit", EXIT_USAGE)
+        changes["rate_burst"] = rate_burst
+    if ctx.get_parameter_source("aging") == ParameterSource.COMMANDLINE:
+        changes["aging"] = aging
+        changes["aging_cap"] = aging_cap
     if not changes:
-        raise CliError("nothing to set: give --lease and/or --timeout", EXIT_USAGE)
+        raise CliError("nothing to set: give --lease, --timeout, --rate-limit and/or --aging",
+                       EXIT_USAGE)
     parts = []
     if "lease" in changes:
         parts.append(f"lease {lease:g}s")
     if "timeout" in changes:
         parts.append("no timeout" if timeout is None else f"timeout {timeout:g}s")
+    if "rate_limit" in changes:
+        parts.append("no rate limit" if changes["rate_limit"] is None
+                     else f"rate limit {changes['rate_limit']}")
+    if "aging" in changes:
+        parts.append("no priority aging" if aging is None
+                     else f"priority +1 every {aging:g}s waited, at most +{aging_cap}")
     _configure(queue, as_json, "set: " + ", ".join(parts), **changes)

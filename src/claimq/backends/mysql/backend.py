@@ -34,10 +34,12 @@ from claimq.backends.base import (
     LiveRow,
     Owned,
     Planner,
+    PriorityAging,
     Progress,
     PruneBatch,
     QueueInfo,
     QueueSettings,
+    RateLimit,
     ReapResult,
     RecentRow,
     RetentionPolicy,
@@ -210,6 +212,27 @@ def _split_statements(script: str) -> list[str]:
     if "\n".join(current).strip():
         parts.append("\n".join(current))
     return parts
+
+
+_NEEDS_FLOW = "needs PostgreSQL or SQLite: this MariaDB/MySQL backend has no flow control"
+
+
+def _refuse_flow(job: NewJob) -> None:
+    """InvalidInput for a job asking for flow control that this backend does not do."""
+    flow = job.flow
+    if flow is None:
+        return
+    if flow.concurrency_key is not None:
+        raise InvalidInput(f"a concurrency key (concurrency_key/concurrency_limit) {_NEEDS_FLOW}")
+    if flow.unique != "until_done":
+        raise InvalidInput(f"unique={flow.unique!r} {_NEEDS_FLOW}")
+    if flow.on_conflict != "ignore":
+        raise InvalidInput(f"on_conflict={flow.on_conflict!r} (debounce) {_NEEDS_FLOW}")
+
+
+def _refuse_throttle(failures: Sequence[Failure]) -> None:
+    if any(f.throttle for f in failures):
+        raise InvalidInput(f"a queue throttle (Failure.throttle) {_NEEDS_FLOW}")
 
 
 class MySQLBackend(PlainOptionalParts):
@@ -509,6 +532,11 @@ class MySQLBackend(PlainOptionalParts):
     # -- enqueue -------------------------------------------------------------------------------
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]:
+        """Flow control is not built here (capabilities.flow_control is false): a job with a
+        concurrency key, `unique` other than "until_done" or on_conflict="replace" raises
+        InvalidInput before anything is written. `unique_for` is the key's retention."""
+        for job in jobs:
+            _refuse_flow(job)
         if conn is not None:
             with self._callers(conn) as cur:
                 return self._insert(cur, jobs, retention)
@@ -549,6 +577,8 @@ class MySQLBackend(PlainOptionalParts):
         return ids
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
+        if job.flow is not None and job.flow.unique_for is not None:
+            retention = job.flow.unique_for  # unique="until_done" for this long after finishing
         params = {"key": job.idempotency_key, "now": self._now(),
                   "retention_us": _micros(retention)}
         for _ in range(5):
@@ -653,6 +683,8 @@ class MySQLBackend(PlainOptionalParts):
         if not done and not failures and not wanted:
             return Settled(set(), FailResult(), [])
 
+        _refuse_throttle(failures)
+
         def work(cur: Any) -> Settled:
             failed = self._fail(cur, failures)
             completed = self._complete(cur, done)
@@ -737,8 +769,13 @@ class MySQLBackend(PlainOptionalParts):
         return set(ids)
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
+        """A Failure with `throttle` (a queue pause) raises InvalidInput: flow control needs
+        PostgreSQL or SQLite. The worker never sends one here: on a backend without
+        capabilities.flow_control, a handler's Throttled(after) is a plain retry after
+        `after` seconds (failure_for(throttle=False))."""
         if not failures:
             return FailResult()
+        _refuse_throttle(failures)
         return self._write(lambda cur: self._fail(cur, failures))
 
     def _fail(self, cur: Any, failures: Sequence[Failure]) -> FailResult:
@@ -1017,7 +1054,15 @@ class MySQLBackend(PlainOptionalParts):
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
+        rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
+        """A rate limit or priority aging raises InvalidInput (flow control needs PostgreSQL or
+        SQLite); lifting them (None) has nothing to lift and is accepted."""
+        if rate_limit is not UNSET and rate_limit is not None:
+            raise InvalidInput(f"a queue rate limit {_NEEDS_FLOW}")
+        if aging is not UNSET and aging is not None:
+            raise InvalidInput(f"priority aging {_NEEDS_FLOW}")
         params = queue_settings(
             name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
         self._write(lambda cur: cur.execute(_Q.update_queue, params))

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from claimq._validate import NewJob
+from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._rows import json_columns, loads_exact
+from claimq.backends._rows import flow_params, flow_settings, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
@@ -37,10 +37,12 @@ from claimq.backends.base import (
     Notice,
     Owned,
     Planner,
+    PriorityAging,
     Progress,
     PruneBatch,
     QueueInfo,
     QueueSettings,
+    RateLimit,
     ReapResult,
     RecentRow,
     RetentionPolicy,
@@ -90,6 +92,14 @@ _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every mig
 RAW_LIBPQ_SETTLE = os.environ.get("CLAIMQ_RAW_LIBPQ_SETTLE", "1") != "0"
 
 
+# The live statuses in which a key's holder refuses a new job, by the enqueue's `unique` scope.
+_HOLDING = {
+    "pending": "{pending}",
+    "active": "{pending,fetched,processing}",
+    "until_done": "{pending,fetched,processing}",
+}
+
+
 # settle.sql's columns, in its order: the sync path reads them as tuples too (as the async path
 # does), and _settle_result unpacks each claimed row in this order.
 _SETTLE_COLUMNS = (
@@ -114,6 +124,31 @@ def _settle_params(
                       start=claim.start,
                       queues=None if claim.queues is None else _texts(claim.queues))
     return params
+
+
+class _FlowSteps(NamedTuple):
+    flow: dict[str, Any]  # claim_flow.sql's: the completions and the flow queues' claim
+    plain: dict[str, Any] | None  # settle.sql's claim of the other queues (None: no others)
+
+
+def _flow_steps(
+    params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
+) -> _FlowSteps:
+    """The parameters of the statements of a claim that has flow-controlled queues."""
+    only_flow = claim is not None and claim.queues is not None and set(claim.queues) <= set(flow)
+    plain = None if only_flow else {**params, **_complete_params(())}
+    return _FlowSteps({**params, "flow": _texts(flow)}, plain)
+
+
+def _as_settle_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows of a claim's several statements as one settle.sql would give them: a row per
+    claimed job (or one all NULL), the completed ids in the first."""
+    completed = next((r[0] for r in rows if r[0] is not None), None)
+    claimed = [r for r in rows if r[1] is not None]
+    if not claimed:
+        return [(completed,) + (None,) * (len(_SETTLE_COLUMNS) - 1)]
+    claimed[0] = (completed, *claimed[0][1:])
+    return claimed
 
 
 def _settle_result(
@@ -225,6 +260,27 @@ def _day(when: datetime) -> datetime:
     return when.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement:
+    """`text` with its claim's limit written in, kept in `cache` (up to 64 limits)."""
+    statement = cache.get(limit)
+    if statement is None:
+        statement = Statement(text.replace("%(limit)s", str(int(limit))))
+        if len(cache) < 64:
+            cache[limit] = statement
+    return statement
+
+
+def _limited_by_key(job: NewJob) -> bool:
+    return job.flow is not None and job.flow.concurrency_key is not None
+
+
+def _queue_info(row: dict[str, Any]) -> QueueInfo:
+    flow = flow_settings(*(row.pop(c) for c in (
+        "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap")))
+    age = row.pop("oldest_ready_age")
+    return QueueInfo(**row, **flow, oldest_ready_age=None if age is None else float(age))
+
+
 def _server_time() -> None:
     """The `now` parameter with the system clock: NULL, so the statement reads the server's."""
     return None
@@ -302,8 +358,10 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
+        flow = "\t\\N\t\\N" if j.flow is None or j.flow.concurrency_key is None else (
+            f"\t{_copy_field(j.flow.concurrency_key)}\t{j.flow.concurrency_limit}")
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
-                     f"{run_at}\t{created}\t{parts[2]}")
+                     f"{run_at}\t{created}\t{parts[2]}{flow}")
     lines.append("")
     return "\n".join(lines)
 
@@ -361,6 +419,7 @@ def _fail_params(failures: Sequence[Failure], now: datetime | None) -> dict[str,
         "delays": _numbers(f.delay for f in failures),
         "reasons": _texts(f.reason for f in failures),
         "permanent": "{" + ",".join("t" if f.permanent else "f" for f in failures) + "}",
+        "throttles": _numbers(f.throttle for f in failures),
     }
 
 
@@ -406,7 +465,7 @@ class PostgresBackend:
     kind = "postgresql"
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
-        advisory_locks=True, row_locks=True, roles=True, partitions=True,
+        advisory_locks=True, row_locks=True, roles=True, partitions=True, flow_control=True,
     )
 
     def __init__(
@@ -435,6 +494,7 @@ class PostgresBackend:
         self.finished_channel = f"{self.schema}_finished"
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, Statement] = {}
+        self._flow_by_limit: dict[int, Statement] = {}
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
         # Opened at first contact (_reach), not here: a pool only ever says PoolTimeout, after
         # 30 s, whatever stops it connecting; one plain connection first says why at once.
@@ -620,6 +680,11 @@ class PostgresBackend:
                 names = sorted({j.queue for j in jobs})
                 await cur.execute(self._q.ensure_queues, {"names": names})
                 query, params = self.enqueue_params(jobs)
+                keyed = sorted({j.queue for j in jobs if _limited_by_key(j)})
+                if keyed:  # their claims count per concurrency key from now on
+                    self._limited.clear()
+                    await cur.execute(self._q.mark_keyed_queues,
+                                      {"names": keyed, "now": params["now"]})
                 await cur.execute(query, params)
                 return [row[0] for row in await cur.fetchall()]
         except psycopg.Error as exc:
@@ -640,9 +705,13 @@ class PostgresBackend:
             "timeout_seconds": _numbers(j.timeout for j in jobs),
             "retry": _texts(j.retry_json for j in jobs),
             "trace_context": _texts(j.trace_context for j in jobs),
+            "concurrency_key": _texts((j.flow or NO_FLOW).concurrency_key for j in jobs),
+            "concurrency_limit": _numbers((j.flow or NO_FLOW).concurrency_limit for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
+        if self._limited and any(_limited_by_key(j) for j in jobs):
+            self._limited.clear()  # a queue may become keyed: this process's claims see it now
         plain = [j for j in jobs if j.idempotency_key is None]
         if len(plain) >= COPY_THRESHOLD:
             return self._copy(cur, len(jobs), iter(jobs), retention)
@@ -652,6 +721,7 @@ class PostgresBackend:
             query, params = self.enqueue_params(plain)
             names = sorted({j.queue for j in plain})
             cur.execute(self._q.ensure_queues, {"names": names, "now": params["now"]})
+            self._mark_keyed(cur, plain, params["now"])
             cur.execute(query, params)
             plain_ids = iter([r["id"] for r in cur.fetchall()])
         return [
@@ -668,6 +738,7 @@ class PostgresBackend:
         now, ids = head["now"], sorted(head["ids"])  # increasing in enqueue order
         keyed: list[tuple[int, NewJob]] = []
         queues: set[str] = set()
+        limited: set[str] = set()  # queues of jobs with a concurrency key
         chunk: list[NewJob] = []
         chunk_ids: list[int] = []
         with cur.copy(self._q.copy_jobs) as copy:
@@ -676,6 +747,8 @@ class PostgresBackend:
                     keyed.append((position, job))
                     continue
                 queues.add(job.queue)
+                if job.flow is not None and _limited_by_key(job):
+                    limited.add(job.queue)
                 chunk.append(job)
                 chunk_ids.append(ids[position])
                 if len(chunk) == COPY_CHUNK:
@@ -687,12 +760,21 @@ class PostgresBackend:
             # No foreign key ties jobs to queues: their rows may follow in the same transaction.
             names = sorted(queues)
             cur.execute(self._q.ensure_queues, {"names": names, "now": now})
+            if limited:
+                cur.execute(self._q.mark_keyed_queues, {"names": sorted(limited), "now": now})
             cur.execute(self._q.notify_queues, {"names": names})
         for position, job in keyed:
             ids[position] = self._insert_keyed(cur, job, retention)
         return ids
 
+    def _mark_keyed(self, cur: Any, jobs: Sequence[NewJob], now: datetime | None) -> None:
+        """Flags the queues of jobs with a concurrency key (their claims count per key)."""
+        names = {j.queue for j in jobs if j.flow is not None and _limited_by_key(j)}
+        if names:
+            cur.execute(self._q.mark_keyed_queues, {"names": sorted(names), "now": now})
+
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
+        flow = job.flow or NO_FLOW
         params = {
             "key": job.idempotency_key,
             "queue": job.queue,
@@ -706,7 +788,11 @@ class PostgresBackend:
             "timeout_seconds": job.timeout,
             "retry": job.retry_json,
             "trace_context": job.trace_context,
-            "retention": retention,
+            "concurrency_key": flow.concurrency_key,
+            "concurrency_limit": flow.concurrency_limit,
+            "statuses": _HOLDING[flow.unique],
+            "period": None if flow.unique != "until_done" else (
+                retention if flow.unique_for is None else flow.unique_for),
             "now": self._now(),
         }
         for _ in range(5):
@@ -717,6 +803,13 @@ class PostgresBackend:
             if holder is None:
                 continue  # the holder vanished between the two statements: insert again
             if holder["holds"]:
+                if flow.on_conflict == "replace" and holder["status"] == Status.PENDING:
+                    # Debounce. The key row's lock keeps other enqueues out; a claim that took
+                    # the job meanwhile leaves zero rows, and the holder is looked at again.
+                    replaced = cur.execute(
+                        self._q.replace_pending, {**params, "id": holder["job_id"]}).fetchone()
+                    if replaced is None:
+                        continue
                 return int(holder["job_id"])
             # The key's job finished longer ago than the retention window: take the key over.
             cur.execute(self._q.drop_key, {"key": job.idempotency_key, "job_id": holder["job_id"]})
@@ -751,6 +844,7 @@ class PostgresBackend:
             if failures:
                 params = _fail_params(failures, self._now())
                 _count_failed(failed, conn.execute(self._q.fail, params).fetchall())
+                self._throttled(failures)
             completed, jobs = self._settle(conn, done, claim)
         return _settled(completed, failed, failures, jobs)
 
@@ -771,8 +865,25 @@ class PostgresBackend:
             with conn.transaction():
                 locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
                 params["limited"] = _texts(r["name"] for r in locked)
-                rows = cur.execute(sql, params).fetchall()
+                flow = [r["name"] for r in locked if r["flow"]]
+                if not flow:
+                    rows = cur.execute(sql, params).fetchall()
+                else:
+                    rows = self._settle_flow(cur, params, flow, claim)
         return _settle_result(rows, claim)
+
+    def _settle_flow(
+        self, cur: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
+    ) -> list[tuple[Any, ...]]:
+        """The claim when some of its queues are flow-controlled (their rows locked by this
+        transaction): claim_flow.sql completes the batch and claims from the flow queues, then
+        settle.sql claims from the others with the slots left (unless there are none)."""
+        steps = _flow_steps(params, flow, claim)
+        rows = cur.execute(self._flow_statement(params["limit"]).query, steps.flow).fetchall()
+        left = params["limit"] - sum(1 for r in rows if r[1] is not None)
+        if left > 0 and steps.plain is not None:
+            rows += cur.execute(self._settle_sql(left), steps.plain).fetchall()
+        return _as_settle_rows(rows)
 
     # The worker's hot path, on its event loop: an AsyncConnection per writer, kept between
     # batches, and no thread hop per batch (a hop costs about as much CPU as the statement's own
@@ -827,6 +938,7 @@ class PostgresBackend:
             if failures:
                 cur = await conn.execute(self._q.fail, _fail_params(failures, self._now()))
                 _count_failed(failed, await cur.fetchall())
+                self._throttled(failures)
             params = _settle_params(done, claim, self._now())
             if params is None:
                 return _settled(set(), failed, failures, [])
@@ -838,8 +950,13 @@ class PostgresBackend:
                     try:
                         async with conn.transaction():
                             cur = await conn.execute(self._q.lock_limited_queues, params)
-                            params["limited"] = _texts(r["name"] for r in await cur.fetchall())
-                            rows = await self._settle_rows(conn, statement, params)
+                            locked = await cur.fetchall()
+                            params["limited"] = _texts(r["name"] for r in locked)
+                            flow = [r["name"] for r in locked if r["flow"]]
+                            if not flow:
+                                rows = await self._settle_rows(conn, statement, params)
+                            else:
+                                rows = await self._asettle_flow(conn, params, flow, claim)
                         break
                     except psycopg.Error as exc:
                         # rolled back whole: the statement, prepared again, runs once more
@@ -847,6 +964,17 @@ class PostgresBackend:
                             raise
         completed, jobs = _settle_result(rows, claim)
         return _settled(completed, failed, failures, jobs)
+
+    async def _asettle_flow(
+        self, conn: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
+    ) -> list[tuple[Any, ...]]:
+        """_settle_flow on the event loop."""
+        steps = _flow_steps(params, flow, claim)
+        rows = await self._settle_rows(conn, self._flow_statement(params["limit"]), steps.flow)
+        left = params["limit"] - sum(1 for r in rows if r[1] is not None)
+        if left > 0 and steps.plain is not None:
+            rows += await self._settle_rows(conn, self._settle_statement(left), steps.plain)
+        return _as_settle_rows(rows)
 
     async def _settle_rows(
         self, conn: Any, statement: Statement, params: dict[str, Any]
@@ -867,12 +995,17 @@ class PostgresBackend:
         knows how many rows the claim takes, so PostgreSQL keeps it rather than planning each
         batch anew (about 2 ms; it does so once statistics show many pending jobs). The sync
         path runs its text (`query`) through psycopg, the async one prepares it itself."""
-        statement = self._settle_by_limit.get(limit)
-        if statement is None:
-            statement = Statement(self._q.settle.replace("%(limit)s", str(int(limit))))
-            if len(self._settle_by_limit) < 64:
-                self._settle_by_limit[limit] = statement
-        return statement
+        return _with_limit(self._settle_by_limit, self._q.settle, limit)
+
+    def _flow_statement(self, limit: int) -> Statement:
+        """claim_flow.sql with its limit written in, as _settle_statement."""
+        return _with_limit(self._flow_by_limit, self._q.claim_flow, limit)
+
+    def _throttled(self, failures: Sequence[Failure]) -> None:
+        """A Throttled failure makes its queue flow-controlled: this process's next claim
+        sees it at once (others within LIMITED_RECHECK, claiming nothing from it meanwhile)."""
+        if self._limited and any(f.throttle for f in failures):
+            self._limited.clear()
 
     def _limited_queues(self, conn: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second."""
@@ -1103,9 +1236,14 @@ class PostgresBackend:
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
+        rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
-        params = queue_settings(
-            name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
+        params = {
+            **queue_settings(
+                name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now()),
+            **flow_params(rate_limit, aging),
+        }
         with self._conn() as conn:
             conn.execute(self._q.update_queue, params)
         self._limited.clear()  # this process's next claim sees a new limit at once
@@ -1114,17 +1252,7 @@ class PostgresBackend:
     def list_queues(self) -> list[QueueInfo]:
         with self._conn() as conn:
             rows = conn.execute(self._q.list_queues, {"now": self._now()}).fetchall()
-        return [
-            QueueInfo(
-                **{
-                    **r,
-                    "oldest_ready_age": None
-                    if r["oldest_ready_age"] is None
-                    else float(r["oldest_ready_age"]),
-                }
-            )
-            for r in rows
-        ]
+        return [_queue_info(r) for r in rows]
 
     # -- operating -----------------------------------------------------------------------------
 
@@ -1170,7 +1298,8 @@ class PostgresBackend:
             now_row = conn.execute(self._q.stats_now, {"now": self._now()}).fetchone()
             assert now_row is not None
             params = {"now": now_row["now"], "window": window}
-            queues = [QueueSettings(r["name"], r["paused"], r["active"], r["max_workers"])
+            queues = [QueueSettings(r["name"], r["paused"], r["active"], r["max_workers"],
+                                    r["throttled_until"])
                       for r in conn.execute(self._q.stats_queues)]
             live = [LiveRow(r["queue"], r["task"], r["pending"], r["scheduled"], r["running"],
                             r["past_lease"],

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
-from claimq._validate import NewJob
+from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._plain import PlainOptionalParts
-from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
+from claimq.backends._rows import (
+    Undecodable,
+    flow_params,
+    flow_settings,
+    json_columns,
+    latency_rows,
+    loads_exact,
+)
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
@@ -32,10 +40,12 @@ from claimq.backends.base import (
     LiveRow,
     Owned,
     Planner,
+    PriorityAging,
     Progress,
     PruneBatch,
     QueueInfo,
     QueueSettings,
+    RateLimit,
     ReapResult,
     RecentRow,
     RetentionPolicy,
@@ -57,6 +67,12 @@ from claimq.job import CorruptRow, DeadReason, Job, Status
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
+# The live statuses in which a key's holder refuses a new job, by the enqueue's `unique` scope.
+_HOLDING = {
+    "pending": '["pending"]',
+    "active": '["pending", "fetched", "processing"]',
+    "until_done": '["pending", "fetched", "processing"]',
+}
 
 
 def _ts(value: Any, name: str, corrupt: list[str]) -> datetime | None:
@@ -192,7 +208,7 @@ class SQLiteBackend(PlainOptionalParts):
     schema = ""  # one file, no schemas
     # One writer at a time and no server: nothing optional. Where the interface has an optional
     # method, this backend does the plain thing or raises NotImplementedError (each says which).
-    capabilities = Capabilities()
+    capabilities = Capabilities(flow_control=True)
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         parsed = urlparse(url)
@@ -363,18 +379,18 @@ class SQLiteBackend(PlainOptionalParts):
         ids: list[int] = []
         seen_queues: set[str] = set()
         for job in jobs:
+            run_at = job.run_at.timestamp() if job.run_at is not None else now + job.delay
             if job.idempotency_key is not None:
-                holder = conn.execute(
-                    _Q.key_holder, {"key": job.idempotency_key, "since": now - retention}
-                ).fetchone()
-                # by position: the caller's connection (conn=) may have no row factory
-                if holder is not None and holder[1]:
-                    ids.append(holder[0])
+                held = self._held(conn, job, now, retention, run_at)
+                if held is not None:
+                    ids.append(held)
                     continue  # a held key writes nothing, not even its queue
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
-            run_at = job.run_at.timestamp() if job.run_at is not None else now + job.delay
+            flow = job.flow or NO_FLOW
+            if flow.concurrency_key is not None:
+                conn.execute(_Q.mark_keyed_queue, {"name": job.queue, "now": now})
             job_id = conn.execute(
                 _Q.insert_job,
                 {
@@ -390,6 +406,8 @@ class SQLiteBackend(PlainOptionalParts):
                     "timeout_seconds": job.timeout,
                     "retry": job.retry_json,
                     "trace_context": job.trace_context,
+                    "concurrency_key": flow.concurrency_key,
+                    "concurrency_limit": flow.concurrency_limit,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -398,6 +416,26 @@ class SQLiteBackend(PlainOptionalParts):
                 )
             ids.append(job_id)
         return ids
+
+    def _held(
+        self, conn: sqlite3.Connection, job: NewJob, now: float, retention: float, run_at: float
+    ) -> int | None:
+        """The id of the job still holding `job`'s idempotency key under its `unique` scope
+        (with on_conflict="replace", a pending holder first takes `job`'s payload and run_at),
+        or None when the key is free for `job`."""
+        flow = job.flow or NO_FLOW
+        period = retention if flow.unique_for is None else flow.unique_for
+        params = {"key": job.idempotency_key, "statuses": _HOLDING[flow.unique],
+                  "since": now - period if flow.unique == "until_done" else None}
+        # by position: the caller's connection (conn=) may have no row factory
+        holder = conn.execute(_Q.key_holder, params).fetchone()
+        if holder is None or not holder[1]:
+            return None
+        job_id, _, status = holder
+        if flow.on_conflict == "replace" and status == Status.PENDING:
+            conn.execute(_Q.replace_pending, {"id": job_id, "payload": job.payload_json,
+                                              "run_at": run_at, "now": now}).fetchall()
+        return int(job_id)
 
     # -- claim and the owner's transitions -----------------------------------------------------
 
@@ -419,15 +457,23 @@ class SQLiteBackend(PlainOptionalParts):
         queues = None if req.queues is None else json.dumps(list(req.queues))
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
-        for name, free in caps:
+        rated: dict[str, tuple[float, set[int]]] = {}  # rate-limited queue: its tat, its jobs
+        for name, free, flow in caps:
             if free <= 0:
                 continue
             params = {"queue": name, "now": now, "limit": min(free, req.limit)}
+            if flow:
+                candidates.extend(self._flow_candidates(conn, params, rated))
+                continue
             for row in conn.execute(_Q.claim_candidates, params):
                 candidates.append((-row["priority"], row["run_at"], row["id"]))
         if not candidates:
             return []
         chosen = [c[2] for c in sorted(candidates)[: req.limit]]
+        for queue, (tat, offered) in rated.items():
+            spent = len(offered.intersection(chosen))
+            if spent:
+                conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
         rows = conn.execute(
             _Q.claim_update,
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
@@ -435,6 +481,65 @@ class SQLiteBackend(PlainOptionalParts):
         ).fetchall()
         order = {job_id: n for n, job_id in enumerate(chosen)}  # priority, run_at, id
         return sorted((_row_to_job(r) for r in rows), key=lambda j: order[j.id])
+
+    def _flow_candidates(
+        self, conn: sqlite3.Connection, params: dict[str, Any],
+        rated: dict[str, tuple[float, set[int]]],
+    ) -> list[tuple[int, float, int]]:
+        """A flow-controlled queue's claimable jobs, at most params["limit"]: no more than its
+        rate limit's bucket holds, none whose concurrency key already runs its limit. The
+        single writer's transaction makes the counts exact. A rate-limited queue's offer goes
+        into `rated` (the claim spends tokens for those it takes)."""
+        state = conn.execute(_Q.claim_flow_state, params).fetchone()
+        limit, now = params["limit"], params["now"]
+        if state["throttled_until"] is not None:
+            if state["throttled_until"] > now:
+                return []
+            conn.execute(_Q.clear_throttle, params)
+        if state["rate_count"] is not None:
+            interval = state["rate_period"] / state["rate_count"]
+            tat = max(state["rate_tat"] or now, now)
+            burst = state["rate_burst"] or state["rate_count"]
+            limit = min(limit, max(math.floor((now - tat) / interval + 1e-6) + burst, 0))
+            if limit <= 0:
+                return []
+        running: dict[str, int] = json.loads(state["running"] or "{}")
+        found: list[tuple[int, float, int]] = []
+        rows = conn.execute(_Q.claim_flow_candidates, params)
+        ranked: Iterable[tuple[int, sqlite3.Row]] = ((r["priority"], r) for r in rows)
+        if state["aging_step"] is not None:
+            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"])
+        for rank, row in ranked:
+            key = row["concurrency_key"]
+            if key is not None:
+                if running.get(key, 0) >= row["concurrency_limit"]:
+                    continue
+                running[key] = running.get(key, 0) + 1
+            found.append((-rank, row["run_at"], row["id"]))
+            if len(found) >= limit:
+                break
+        if state["rate_count"] is not None:
+            rated[params["queue"]] = (tat, {c[2] for c in found})
+        return found
+
+    def _aged(
+        self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
+        limit: int, step: float, cap: int,
+    ) -> list[tuple[int, sqlite3.Row]]:
+        """Priority aging: candidates in the order of priority plus one for every `step`
+        seconds due (at most `cap` more): the first of the plain order, and the oldest of each
+        priority level below the top one that aging can lift to it."""
+        now = params["now"]
+        head = rows.fetchmany(limit * 4 + 16)
+        picked = {r["id"]: r for r in head}
+        if head:
+            top = head[0]["priority"]
+            for level in range(top - cap, top):
+                picked.update((r["id"], r) for r in conn.execute(
+                    _Q.claim_level_heads, {**params, "level": level, "limit": limit * 2 + 4}))
+        aged = [(r["priority"] + min(cap, math.floor((now - r["run_at"]) / step)), r)
+                for r in picked.values()]
+        return sorted(aged, key=lambda a: (-a[0], a[1]["run_at"], a[1]["id"]))
 
     def settle(
         self,
@@ -515,6 +620,9 @@ class SQLiteBackend(PlainOptionalParts):
                 result.retried.add(item.id)
             else:
                 result.lost.add(item.id)
+                continue
+            if item.throttle > 0:
+                conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
         return result
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
@@ -700,12 +808,17 @@ class SQLiteBackend(PlainOptionalParts):
         max_workers: int | None = UNSET,
         lease_seconds: float | None = None,
         timeout_seconds: float | None = UNSET,
+        rate_limit: RateLimit | None = UNSET,
+        aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
             now = self._time()
             conn.execute(_Q.ensure_queue, {"name": name, "now": now})
-            conn.execute(_Q.update_queue, queue_settings(
-                name, paused, active, max_workers, lease_seconds, timeout_seconds, now))
+            conn.execute(_Q.update_queue, {
+                **queue_settings(name, paused, active, max_workers, lease_seconds,
+                                 timeout_seconds, now),
+                **flow_params(rate_limit, aging),
+            })
         return next(q for q in self.list_queues() if q.name == name)
 
     # -- schedules -----------------------------------------------------------------------------
@@ -820,6 +933,10 @@ class SQLiteBackend(PlainOptionalParts):
                 oldest_ready_age=r["oldest_ready_age"],
                 archived=r["archived"],
                 dead=r["dead"],
+                **flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
+                                r["aging_step"], r["aging_cap"]),
+                throttled_until=_ts(r["throttled_until"], "throttled_until", []),
+                keyed=bool(r["keyed"]),
             )
             for r in rows
         ]
@@ -874,7 +991,8 @@ class SQLiteBackend(PlainOptionalParts):
         now = self._time()
         params = {"now": now, "since": now - window}
         queues = [QueueSettings(r["name"], bool(r["paused"]), bool(r["active"]),
-                                r["max_workers"]) for r in conn.execute(_Q.stats_queues)]
+                                r["max_workers"], _ts(r["throttled_until"], "throttled_until", []))
+                  for r in conn.execute(_Q.stats_queues)]
         live = [LiveRow(*r) for r in conn.execute(_Q.stats_live, params)]
         dead = [DeadRow(*r) for r in conn.execute(_Q.stats_dead)]
         recent = [RecentRow(*r) for r in conn.execute(_Q.stats_recent, params)]

@@ -30,8 +30,8 @@ import pytest
 
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
-    "_harness", "browse", "claim", "corrupt", "enqueue", "operator", "owner", "progress",
-    "reap", "schedules")))
+    "_harness", "browse", "claim", "corrupt", "enqueue", "flow", "operator", "owner",
+    "progress", "reap", "schedules")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
@@ -51,6 +51,14 @@ from claimq.testing.conformance.enqueue import (  # noqa: E402
     TestCallerTransaction,
     TestEnqueue,
     TestIdempotencyKeys,
+)
+from claimq.testing.conformance.flow import (  # noqa: E402
+    TestConcurrencyKeys,
+    TestFlowControlRefused,
+    TestRateLimits,
+    TestThrottle,
+    TestUniqueFor,
+    TestUniqueness,
 )
 from claimq.testing.conformance.operator import (  # noqa: E402
     TestCancel,
@@ -87,11 +95,13 @@ __all__ = [
     "TestClaim",
     "TestClock",
     "TestComplete",
+    "TestConcurrencyKeys",
     "TestCorruptRows",
     "TestDeleteAndRunNow",
     "TestEnqueue",
     "TestFail",
     "TestFindJobs",
+    "TestFlowControlRefused",
     "TestGrant",
     "TestHeartbeat",
     "TestIdempotencyKeys",
@@ -100,6 +110,7 @@ __all__ = [
     "TestProgress",
     "TestPurge",
     "TestQueueSettings",
+    "TestRateLimits",
     "TestReadJobs",
     "TestReap",
     "TestRelease",
@@ -109,5 +120,8 @@ __all__ = [
     "TestSetPriority",
     "TestSettle",
     "TestStart",
+    "TestThrottle",
+    "TestUniqueFor",
+    "TestUniqueness",
     "subject",
 ]

@@ -1,3 +1,4 @@
 COPY {schema}.jobs (id, queue, task, payload, tags, priority, max_attempts, run_at,
-                    created_at, updated_at, timeout_seconds, retry, trace_context)
+                    created_at, updated_at, timeout_seconds, retry, trace_context,
+                    concurrency_key, concurrency_limit)
 FROM STDIN

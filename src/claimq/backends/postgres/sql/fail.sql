@@ -1,10 +1,11 @@
 -- A failed attempt: to dead letters when permanent or out of attempts, else back to pending.
 WITH input AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(errors)s::jsonb[],
-                         %(delays)s::float8[], %(reasons)s::text[], %(permanent)s::bool[])
-             AS i(id, token, error, delay, reason, permanent)
+                         %(delays)s::float8[], %(reasons)s::text[], %(permanent)s::bool[],
+                         %(throttles)s::float8[])
+             AS i(id, token, error, delay, reason, permanent, throttle)
 ), owned AS (
-    SELECT j.id, i.error, i.delay, i.reason,
+    SELECT j.id, j.queue, i.error, i.delay, i.reason, i.throttle,
            (i.permanent OR j.attempts >= j.max_attempts) AS bury
     FROM {schema}.jobs j JOIN input i ON j.id = i.id AND j.claim_token = i.token
     WHERE j.status IN ('fetched', 'processing')
@@ -31,6 +32,13 @@ WITH input AS (
     FROM owned o
     WHERE j.id = o.id AND NOT o.bury
     RETURNING j.id
+), throttled AS (
+    -- Throttled: the job's queue pauses for every worker (claim_flow.sql honours it)
+    UPDATE {schema}.queues q
+    SET throttled_until = greatest(q.throttled_until, {now} + make_interval(secs => t.throttle))
+    FROM (SELECT queue, max(throttle) AS throttle FROM owned WHERE throttle > 0
+          GROUP BY queue) t
+    WHERE q.name = t.queue
 )
 SELECT id, true AS dead FROM buried
 UNION ALL

@@ -1,16 +1,19 @@
 -- Bulk insert of jobs without idempotency keys; the notification commits with the jobs.
 WITH inserted AS (
     INSERT INTO {schema}.jobs (queue, task, payload, tags, priority, max_attempts, run_at,
-                               created_at, updated_at, timeout_seconds, retry, trace_context)
+                               created_at, updated_at, timeout_seconds, retry, trace_context,
+                               concurrency_key, concurrency_limit)
     SELECT queue, task, payload, tags::text[], priority, max_attempts,
            coalesce(run_at, {now} + make_interval(secs => delay)), {now}, {now},
-           timeout_seconds, retry, trace_context
+           timeout_seconds, retry, trace_context, concurrency_key, concurrency_limit
     FROM unnest(%(queue)s::text[], %(task)s::text[], %(payload)s::jsonb[], %(tags)s::text[],
                 %(priority)s::int[], %(max_attempts)s::int[], %(run_at)s::timestamptz[],
                 %(delay)s::float8[], %(timeout_seconds)s::float8[], %(retry)s::jsonb[],
-                %(trace_context)s::text[])
+                %(trace_context)s::text[], %(concurrency_key)s::text[],
+                %(concurrency_limit)s::int[])
          WITH ORDINALITY AS i(queue, task, payload, tags, priority, max_attempts, run_at, delay,
-                              timeout_seconds, retry, trace_context, n)
+                              timeout_seconds, retry, trace_context, concurrency_key,
+                              concurrency_limit, n)
     ORDER BY n
     RETURNING id, queue
 ), notified AS (

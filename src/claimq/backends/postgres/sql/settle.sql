@@ -1,28 +1,7 @@
 -- One statement, one commit per batch: the outcomes' completions (archived, each guarded by its
 -- token and status) and the next claim (SKIP LOCKED, sized to the free slots). Either part may
 -- be empty: `complete` passes limit 0, `claim` passes no completions.
-WITH done AS (
-    DELETE FROM {schema}.jobs j
-    USING unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(results)s::jsonb[]) AS o(id, token, result)
-    -- `id = ANY`: an index condition on the primary key, whatever the plan (a prepared, generic
-    -- plan cannot know how many ids come, and may otherwise scan every job in flight).
-    WHERE j.id = ANY(%(ids)s::bigint[])
-      AND j.id = o.id AND j.claim_token = o.token AND j.status = 'processing'
-      -- A claim with nothing to complete skips this part outright (a one-time filter): a plan
-      -- that reads the in-flight index would otherwise scan every job every worker holds.
-      AND cardinality(%(ids)s::bigint[]) > 0
-    RETURNING j.*, o.result
-),
-archived AS (
-    INSERT INTO {schema}.archive (id, queue, task, payload, tags, idempotency_key, priority, attempts,
-                                  max_attempts, worker_id, run_at, created_at, started_at,
-                                  finished_at, duration, result, errors, timeout_seconds, retry)
-    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts, max_attempts,
-           worker_id, run_at, created_at, started_at, {now},
-           extract(epoch FROM {now} - started_at), result, errors, timeout_seconds, retry
-    FROM done
-    RETURNING id
-),
+WITH {settle_done},
 open_queues AS (
     SELECT q.name, q.lease_seconds,
            CASE WHEN q.max_workers IS NULL THEN %(limit)s
@@ -38,6 +17,8 @@ open_queues AS (
       AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
       -- a limited queue only when the previous statement holds its row (lock_limited_queues)
       AND (q.max_workers IS NULL OR q.name = ANY(%(limited)s::text[]))
+      -- flow-controlled queues are claim_flow.sql's
+      AND NOT q.flow
 ), candidates AS (
     SELECT c.id, c.priority, c.run_at, oq.lease_seconds
     FROM open_queues oq
@@ -56,14 +37,7 @@ claimed AS (
     -- With start, the job goes straight to processing (a worker that claims only for free slots
     -- starts every job at once, so the separate start round trip buys nothing).
     UPDATE {schema}.jobs j
-    SET status = CASE WHEN %(start)s THEN 'processing' ELSE 'fetched' END,
-        attempts = j.attempts + CASE WHEN %(start)s THEN 1 ELSE 0 END,
-        started_at = CASE WHEN %(start)s THEN {now} END,
-        heartbeat_at = CASE WHEN %(start)s THEN {now} END,
-        worker_id = %(worker_id)s,
-        claim_token = gen_random_uuid(),
-        lease_until = {now} + make_interval(secs => coalesce(%(lease)s, c.lease_seconds)),
-        updated_at = {now}
+    {claim_set}
     FROM candidates c
     -- As above: the generic plan guesses the claim's LIMIT, and with many pending jobs would
     -- hash the whole table to join a few rows; this keeps it to primary-key lookups.
@@ -76,11 +50,4 @@ claimed AS (
               j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
               j.timeout_seconds, j.retry
 )
--- At least one row: a claimed job per row (all NULL when none was claimed), and in the first
--- row only the completed ids (in every row they made up half the answer's bytes).
--- backend.py reads the columns by position as _SETTLE_COLUMNS: keep the two in step.
-SELECT CASE WHEN coalesce(c.nth, 1) = 1 THEN (SELECT array_agg(id) FROM archived) END
-           AS completed,
-       c.*
-FROM (SELECT) AS one
-LEFT JOIN (SELECT claimed.*, row_number() OVER () AS nth FROM claimed) c ON true
+{settle_answer}

@@ -1,0 +1,131 @@
+-- The claim of flow-controlled queues (a rate limit, or jobs with a concurrency key), run only
+-- for those queues and only while this transaction holds their rows (lock_limited_queues.sql):
+-- their claimers take turns, so every count below includes every earlier claim.
+-- A queue hands out at most its free slots (max_workers), at most the tokens its GCRA bucket
+-- holds, and no job whose concurrency key already has concurrency_limit jobs in flight (nor
+-- more of one key in this claim than the key has room for). With priority aging, a job's
+-- priority counts one more for every aging_step seconds it has been due, at most aging_cap
+-- more. A throttled queue hands out nothing until its throttle has passed. Like settle.sql it
+-- first completes the batch's finished jobs; its rows are settle.sql's.
+WITH {settle_done},
+fq AS (
+    SELECT q.name, q.lease_seconds, q.aging_step, q.aging_cap,
+           q.rate_count, q.rate_period / q.rate_count AS emission,
+           greatest(coalesce(q.rate_tat, {now}), {now}) AS tat, q.throttled_until,
+           CASE WHEN q.throttled_until > {now} THEN 0 ELSE least(
+               CASE WHEN q.max_workers IS NULL THEN %(limit)s
+                    -- the snapshot still counts the jobs this statement completes: add them back
+                    ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
+                                                   WHERE r.queue = q.name
+                                                     AND r.status IN ('fetched', 'processing'))
+                                                + (SELECT count(*) FROM done d
+                                                   WHERE d.queue = q.name),
+                                  0)
+               END,
+               CASE WHEN q.rate_count IS NULL THEN %(limit)s
+                    -- tokens in the bucket: the burst, less what the arrival time is ahead
+                    ELSE greatest(floor(extract(epoch FROM {now} - greatest(
+                                            coalesce(q.rate_tat, {now}), {now}))
+                                        / (q.rate_period / q.rate_count) + 1e-6)::int
+                                  + coalesce(q.rate_burst, q.rate_count), 0)
+               END) END AS free
+    FROM {schema}.queues q
+    WHERE q.name = ANY(%(flow)s::text[]) AND q.active AND NOT q.paused
+), busy AS (
+    SELECT r.queue, r.concurrency_key,
+           count(*) - (SELECT count(*) FROM done d WHERE d.queue = r.queue
+                                                     AND d.concurrency_key = r.concurrency_key)
+           AS n
+    FROM {schema}.jobs r
+    WHERE r.queue = ANY(%(flow)s::text[]) AND r.status IN ('fetched', 'processing')
+      AND r.concurrency_key IS NOT NULL
+    GROUP BY r.queue, r.concurrency_key
+), scan AS (
+    -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
+    -- can take, for keys that have room for fewer jobs than they have waiting. With aging, also
+    -- the oldest of each priority level an aged job could reach from (a few index probes).
+    SELECT DISTINCT ON (s.id) s.*, fq.free, fq.lease_seconds,
+           s.priority + CASE WHEN fq.aging_step IS NULL THEN 0
+                             ELSE least(fq.aging_cap, floor(extract(epoch FROM {now} - s.run_at)
+                                                            / fq.aging_step)::int)
+                        END AS claim_rank
+    FROM fq
+    CROSS JOIN LATERAL (
+        (SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+         FROM {schema}.jobs j
+         WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
+           AND (j.concurrency_key IS NULL
+                OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
+                                                      AND b.concurrency_key = j.concurrency_key),
+                            0) < j.concurrency_limit)
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT least(fq.free, %(limit)s) * 4 + 16)
+        UNION ALL
+        (SELECT h.* FROM generate_series(
+             (SELECT t.priority FROM {schema}.jobs t
+              WHERE t.queue = fq.name AND t.status = 'pending' AND t.run_at <= {now}
+              ORDER BY t.priority DESC, t.run_at, t.id LIMIT 1) - fq.aging_cap,
+             (SELECT t.priority FROM {schema}.jobs t
+              WHERE t.queue = fq.name AND t.status = 'pending' AND t.run_at <= {now}
+              ORDER BY t.priority DESC, t.run_at, t.id LIMIT 1) - 1) AS level
+         CROSS JOIN LATERAL (
+             SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+             FROM {schema}.jobs j
+             WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
+               AND j.priority = level
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT least(fq.free, %(limit)s) * 2 + 4
+         ) h
+         WHERE fq.aging_step IS NOT NULL)
+    ) s
+    WHERE fq.free > 0
+      AND (s.concurrency_key IS NULL
+           OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
+                                                 AND b.concurrency_key = s.concurrency_key),
+                       0) < s.concurrency_limit)
+), room AS (
+    SELECT r.* FROM (
+        SELECT s.*, row_number() OVER (PARTITION BY s.queue, s.concurrency_key
+                                       ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_key
+        FROM scan s
+    ) r
+    LEFT JOIN busy b ON b.queue = r.queue AND b.concurrency_key = r.concurrency_key
+    WHERE r.concurrency_key IS NULL OR coalesce(b.n, 0) + r.nth_of_key <= r.concurrency_limit
+), chosen AS (
+    SELECT c.id, c.queue, c.lease_seconds FROM (
+        SELECT r.*, row_number() OVER (PARTITION BY r.queue
+                                       ORDER BY r.claim_rank DESC, r.run_at, r.id) AS nth_of_queue
+        FROM room r
+    ) c
+    WHERE c.nth_of_queue <= c.free
+    ORDER BY c.claim_rank DESC, c.run_at, c.id
+    LIMIT %(limit)s
+), locked AS (
+    -- jobs another transaction holds (a cancel, an operator's) are left for the next claim
+    SELECT j.id FROM {schema}.jobs j
+    WHERE j.id = ANY(ARRAY(SELECT id FROM chosen)) AND j.status = 'pending'
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE {schema}.jobs j
+    {claim_set}
+    FROM chosen c
+    WHERE j.id IN (SELECT id FROM locked) AND j.id = c.id
+    RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority,
+              j.attempts, j.max_attempts, j.claim_token::text AS claim_token, j.lease_until,
+              j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
+              j.timeout_seconds, j.retry
+), spent AS (
+    -- the rate-limited queues' buckets pay for the jobs claimed; a throttle past is cleared
+    UPDATE {schema}.queues q
+    SET rate_tat = CASE WHEN fq.rate_count IS NOT NULL AND n.claimed > 0
+                        THEN fq.tat + make_interval(secs => fq.emission * n.claimed)
+                        ELSE q.rate_tat END,
+        throttled_until = CASE WHEN q.throttled_until <= {now} THEN NULL
+                               ELSE q.throttled_until END
+    FROM fq
+    LEFT JOIN (SELECT queue, count(*) AS claimed FROM claimed GROUP BY queue) n
+           ON n.queue = fq.name
+    WHERE q.name = fq.name
+      AND ((fq.rate_count IS NOT NULL AND n.claimed > 0) OR fq.throttled_until <= {now})
+)
+{settle_answer}

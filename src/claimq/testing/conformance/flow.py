@@ -1,0 +1,237 @@
+"""Flow control: uniqueness by state and debounce (enqueue), concurrency keys, rate limits and
+throttles (claim, for flow-controlled queues only), as NewJob's, Failure's and
+configure_queue()'s fields say.
+
+These classes are for a backend with `capabilities.flow_control` (marked `flow_control`); a
+backend without it runs TestFlowControlRefused instead (marked `no_flow_control`), which checks
+that each of those features is refused with InvalidInput and writes nothing. A class run on the
+wrong kind of backend fails, saying so: select by marker (e.g. `-m "not flow_control"`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from claimq.backends.base import (
+    Backend,
+    ClaimRequest,
+    Completion,
+    Failure,
+    PriorityAging,
+    RateLimit,
+    Settled,
+)
+from claimq.errors import InvalidInput
+from claimq.testing.conformance._harness import Subject, job_spec, token
+
+flow_control = pytest.mark.flow_control  # needs capabilities.flow_control
+no_flow_control = pytest.mark.no_flow_control  # for a backend without it
+
+
+class _FlowControlled:
+    """A class of tests for a backend with flow control (a backend without it fails here)."""
+
+    @pytest.fixture(autouse=True)
+    def _with_flow_control(self, subject: Subject) -> None:
+        assert subject.backend.capabilities.flow_control, (
+            f"{type(subject.backend).__name__} has no flow control (capabilities.flow_control):"
+            " run TestFlowControlRefused on it instead (deselect these with -m 'not flow_control')")
+
+
+def _keyed(key: str, limit: int, n: int = 0, queue: str = "q") -> object:
+    return job_spec(payload={"key": key, "n": n}, queue=queue, concurrency_key=key,
+                    concurrency_limit=limit)
+
+
+def _asettle(backend: Backend, done: list[Completion], claim: ClaimRequest) -> Settled:
+    async def run() -> Settled:
+        await backend.open_async()
+        try:
+            return await backend.asettle(done, (), claim)
+        finally:
+            await backend.close_async()
+
+    return asyncio.run(run())
+
+
+class TestUniqueFor:
+    """unique="until_done" (the default) for `unique_for` seconds after finishing: the key's
+    retention, which every backend keeps (flow control or not)."""
+
+    def test_until_done_holds_for_unique_for_after_finishing(self, subject: Subject) -> None:
+        first = subject.enqueue(idempotency_key="k", unique_for=10)
+        subject.complete(subject.claim_one(start=True))
+        subject.advance(9)
+        assert subject.enqueue(idempotency_key="k", unique_for=10) == first
+        subject.advance(2)
+        assert subject.enqueue(idempotency_key="k", unique_for=10) != first
+
+
+@flow_control
+class TestUniqueness(_FlowControlled):
+    def test_pending_scope_frees_the_key_once_its_job_runs(self, subject: Subject) -> None:
+        first = subject.enqueue(idempotency_key="k", unique="pending")
+        assert subject.enqueue(idempotency_key="k", unique="pending") == first
+        subject.claim_one(start=True)
+        second = subject.enqueue(idempotency_key="k", unique="pending")
+        assert second != first
+        assert subject.enqueue(idempotency_key="k", unique="active") == second
+
+    def test_active_scope_frees_the_key_when_its_job_finishes(self, subject: Subject) -> None:
+        first = subject.enqueue(idempotency_key="k", unique="active")
+        job = subject.claim_one(start=True)
+        assert subject.enqueue(idempotency_key="k", unique="active") == first
+        assert subject.complete(job) == {first}
+        assert subject.enqueue(idempotency_key="k", unique="active") != first
+
+    def test_replace_gives_a_pending_holder_the_new_payload_and_run_at(
+        self, subject: Subject
+    ) -> None:
+        first = subject.enqueue(payload={"n": 1}, idempotency_key="k", delay=5)
+        subject.advance(3)
+        again = subject.enqueue(payload={"n": 2}, idempotency_key="k", on_conflict="replace",
+                                delay=5)
+        assert again == first
+        job = subject.job(first)
+        assert (job.payload, job.run_at) == ({"n": 2}, subject.at(8))
+        assert subject.claim(limit=5) == []
+        subject.advance(5)
+        claimed = subject.claim_one(start=True)
+        assert subject.enqueue(payload={"n": 3}, idempotency_key="k",
+                               on_conflict="replace") == first
+        assert subject.job(claimed.id).payload == {"n": 2}, "a running holder is left alone"
+
+
+@flow_control
+class TestConcurrencyKeys(_FlowControlled):
+    def test_in_flight_per_key_stays_within_its_limit_across_clients(
+        self, subject: Subject
+    ) -> None:
+        specs = [_keyed("a", 1, n) for n in range(3)] + [_keyed("b", 2, n) for n in range(3)]
+        subject.enqueue_many([*specs, job_spec(queue="q")])  # type: ignore[list-item]
+        first = subject.claim(queues=["q"], limit=10, start=True)
+        keys = sorted(str(j.payload.get("key")) for j in first)
+        assert keys == ["None", "a", "b", "b"]
+        other = subject.other_client()
+        assert other.claim("w2", ["q"], 10, 30.0, False) == []
+        assert [q.keyed for q in subject.backend.list_queues() if q.name == "q"] == [True]
+
+    def test_settle_completes_and_claims_the_keys_next_job_in_one_call(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue_many([_keyed("a", 1, n) for n in range(3)])  # type: ignore[misc]
+        job = subject.claim_one(start=True)
+        request = ClaimRequest("w1", ["q"], 5, 30.0, True)
+        settled = subject.backend.settle([Completion(job.id, token(job))], (), request)
+        assert settled.completed == {job.id}
+        assert [j.payload["n"] for j in settled.claimed] == [1]
+        nxt = settled.claimed[0]
+        settled = _asettle(subject.backend, [Completion(nxt.id, token(nxt))], request)
+        assert settled.completed == {nxt.id}
+        assert [j.payload["n"] for j in settled.claimed] == [2]
+
+    def test_one_claim_takes_flow_and_plain_queues_within_its_limit(
+        self, subject: Subject
+    ) -> None:
+        keyed = subject.enqueue_many([_keyed("a", 2, n) for n in range(4)])  # type: ignore[misc]
+        plain = subject.enqueue_many([job_spec(queue="plain") for _ in range(5)])
+        got = subject.claim(limit=3)
+        assert sorted(j.id for j in got) == sorted(keyed[:2] + plain[:1])
+        assert len(subject.claim(limit=10)) == 4, "the rest of the plain queue, no more keyed"
+
+
+@flow_control
+class TestRateLimits(_FlowControlled):
+    def test_the_bucket_is_shared_spent_refilled_and_lifted(self, subject: Subject) -> None:
+        backend = subject.backend
+        info = backend.configure_queue("r", rate_limit=RateLimit(2, 1.0))
+        assert info.rate_limit == RateLimit(2, 1.0)
+        subject.enqueue_many([job_spec(queue="r") for _ in range(8)])
+        assert len(subject.claim(queues=["r"], limit=8)) == 2
+        assert subject.other_client().claim("w2", ["r"], 8, 30.0, False) == []
+        subject.advance(0.5)
+        assert len(subject.claim(queues=["r"], limit=8)) == 1
+        assert backend.configure_queue("r", rate_limit=RateLimit(1, 60.0, 2)).rate_limit == (
+            RateLimit(1, 60.0, 2))
+        assert len(subject.claim(queues=["r"], limit=8)) == 2, "a new limit: a full bucket"
+        assert subject.claim(queues=["r"], limit=8) == []
+        assert backend.configure_queue("r", paused=False).rate_limit == RateLimit(1, 60.0, 2)
+        assert backend.configure_queue("r", rate_limit=None).rate_limit is None
+        assert len(subject.claim(queues=["r"], limit=8)) == 3
+
+
+@flow_control
+class TestThrottle(_FlowControlled):
+    def test_a_throttled_failure_pauses_its_queue_for_every_client(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue_many([job_spec(queue="api") for _ in range(3)])
+        subject.enqueue(queue="other")
+        job = subject.claim_one(queue="api", start=True)
+        error = {"attempt": 1, "error": "Throttled", "message": "429"}
+        failed = subject.backend.fail([Failure(job.id, token(job), error, 10.0,
+                                               "retries_exhausted", throttle=10.0)])
+        assert failed.retried == {job.id}
+        [info] = [q for q in subject.backend.list_queues() if q.name == "api"]
+        assert info.throttled_until == subject.at(10)
+        other = subject.other_client()
+        assert [j.queue for j in other.claim("w2", None, 10, 30.0, False)] == ["other"]
+        subject.advance(10)
+        assert len(other.claim("w2", ["api"], 10, 30.0, False)) == 3
+        assert [q.throttled_until for q in subject.backend.list_queues()
+                if q.name == "api"] == [None]
+
+
+@no_flow_control
+class TestFlowControlRefused:
+    """A backend without capabilities.flow_control refuses every flow-control feature it does
+    not do with InvalidInput, before writing anything (unique_for, which every backend keeps:
+    TestUniqueFor)."""
+
+    @pytest.fixture(autouse=True)
+    def _without_flow_control(self, subject: Subject) -> None:
+        assert not subject.backend.capabilities.flow_control, (
+            f"{type(subject.backend).__name__} has flow control: it runs the flow_control "
+            "classes, not this one")
+
+    @pytest.mark.parametrize("options", [
+        {"idempotency_key": "k", "unique": "pending"},
+        {"idempotency_key": "k", "unique": "active"},
+        {"idempotency_key": "k", "on_conflict": "replace"},
+        {"concurrency_key": "a", "concurrency_limit": 1},
+    ])
+    def test_flow_options_of_a_job_are_refused_and_write_nothing(
+        self, subject: Subject, options: dict[str, Any]
+    ) -> None:
+        before = subject.state()
+        with pytest.raises(InvalidInput, match="needs PostgreSQL or SQLite"):
+            subject.enqueue_many([job_spec(queue="q"), job_spec(queue="q", **options)])
+        assert subject.state() == before
+        assert subject.backend.list_queues() == []
+
+    def test_rate_limit_and_aging_are_refused_and_lifting_them_is_a_no_op(
+        self, subject: Subject
+    ) -> None:
+        backend = subject.backend
+        with pytest.raises(InvalidInput, match="needs PostgreSQL or SQLite"):
+            backend.configure_queue("r", rate_limit=RateLimit(2, 1.0))
+        with pytest.raises(InvalidInput, match="needs PostgreSQL or SQLite"):
+            backend.configure_queue("r", aging=PriorityAging(30.0, 10))
+        assert backend.list_queues() == []
+        info = backend.configure_queue("r", rate_limit=None, aging=None)
+        assert (info.rate_limit, info.aging, info.keyed) == (None, None, False)
+
+    def test_a_throttled_failure_is_refused_and_the_job_stays_running(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue(queue="api")
+        job = subject.claim_one(queue="api", start=True)
+        error = {"attempt": 1, "error": "Throttled", "message": "429"}
+        throttled = Failure(job.id, token(job), error, 10.0, "retries_exhausted", throttle=10.0)
+        with pytest.raises(InvalidInput, match="needs PostgreSQL or SQLite"):
+            subject.backend.fail([throttled])
+        with pytest.raises(InvalidInput, match="needs PostgreSQL or SQLite"):
+            subject.backend.settle((), [throttled])
+        assert subject.job(job.id).status == "processing"
