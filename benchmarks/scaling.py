@@ -129,18 +129,25 @@ def point(cluster: PgCluster, nets: list[NetNs], total: int, jobs: int,
             "samples": locks.samples}
 
 
+def start_cluster(nets: list[NetNs]) -> PgCluster:
+    """A throwaway cluster (fsync on) listening on loopback and the host end of every link,
+    open to each namespace's address."""
+    addresses = ",".join(["127.0.0.1", *(n.host_ip for n in nets)])
+    cluster = PgCluster(settings={"listen_addresses": addresses, "max_connections": "300",
+                                  "fsync": "on"})
+    cluster.initdb()
+    with open(cluster.data / "pg_hba.conf", "a") as hba:
+        for net in nets:
+            hba.write(f"host all all {net.ns_ip}/32 trust\n")
+    cluster.start()
+    return cluster
+
+
 def shards(first: PgCluster, nets: list[NetNs], jobs: int) -> dict[str, object]:
     """Two clusters (shards), half the jobs each, each drained by 2 processes on 2 hosts, both
     at once: the aggregate rate against one cluster's 4-process point."""
-    addresses = ",".join(["127.0.0.1", *(n.host_ip for n in nets)])
-    second = PgCluster(settings={"listen_addresses": addresses, "max_connections": "300",
-                                 "fsync": "on"})
+    second = start_cluster(nets)
     try:
-        second.initdb()
-        with open(second.data / "pg_hba.conf", "a") as hba:
-            for net in nets:
-                hba.write(f"host all all {net.ns_ip}/32 trust\n")
-        second.start()
         out: list[dict[str, object]] = []
         threads = [threading.Thread(target=lambda c=c, n=n, i=i: out.append(
                        point(c, n, 2, jobs // 2, schema=f"shard_{i}")))
@@ -166,20 +173,14 @@ def main() -> None:
                              " 2 hosts of its own at once (the same 4 processes as one point)")
     args = parser.parse_args()
     points = [int(p) for p in args.points.split(",")]
-    nets = [NetNs() for _ in range(max(LAYOUT[p][0] for p in points))]
+    hosts = max(LAYOUT[p][0] for p in points)
+    nets = [NetNs() for _ in range(max(hosts, 4) if args.shards else hosts)]  # shards: 2 x 2
     results = []
     try:
         for net in nets:
             net.__enter__()
-        addresses = ",".join(["127.0.0.1", *(n.host_ip for n in nets)])
-        cluster = PgCluster(settings={"listen_addresses": addresses, "max_connections": "300",
-                                      "fsync": "on"})
+        cluster = start_cluster(nets)
         try:
-            cluster.initdb()
-            with open(cluster.data / "pg_hba.conf", "a") as hba:
-                for net in nets:
-                    hba.write(f"host all all {net.ns_ip}/32 trust\n")
-            cluster.start()
             for total in points:
                 result = point(cluster, nets, total, args.jobs)
                 results.append(result)

@@ -31,10 +31,13 @@ SOAK = os.environ.get("CLAIMQ_CHAOS_SOAK") == "1"
 
 
 def wait_finished(app: App, ids: Iterable[int], timeout: float = 30.0) -> None:
+    """Until every job of `ids` is archived or dead, reading through database outages."""
+    from pgcluster import through_outage
+
     wanted = set(ids)
 
     def done() -> bool:
-        return wanted <= finished_ids(app)
+        return wanted <= through_outage(lambda: finished_ids(app))
 
     try:
         wait_until(done, timeout, "jobs to reach archive or dead letters", interval=0.1)

@@ -17,7 +17,15 @@ import time
 
 import chaos_biz as biz
 import pytest
-from chaos_harness import ARCHIVE, Feeder, Sampler, archived, check_invariants, finished_ids, live
+from chaos_harness import (
+    ARCHIVE,
+    Feeder,
+    Sampler,
+    archived,
+    check_invariants,
+    finished_ids,
+    wait_finished,
+)
 from chaos_netns import unavailable_reason
 from pgcluster import through_outage
 from pgfailover import Formation, require_failover
@@ -61,13 +69,7 @@ def test_primary_killed_and_standby_promoted_under_load(spawn) -> None:
 
             sampler = Sampler(app)
             sampler.start()
-            deadline = time.monotonic() + 90
-            while not set(ids) <= through_outage(lambda: finished_ids(app)):
-                assert time.monotonic() < deadline, (
-                    f"not finished: {len(set(ids) - finished_ids(app))} of {len(ids)}; live: "
-                    f"{[(j.id, j.status, j.attempts) for j in live(app)][:10]}"
-                )
-                time.sleep(0.2)
+            wait_finished(app, ids, timeout=90)
             sampler.stop.set()
             sampler.join(10)
             for w in workers:

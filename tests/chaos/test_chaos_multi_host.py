@@ -22,9 +22,8 @@ from chaos_harness import (
     Sampler,
     archived,
     check_invariants,
-    finished_ids,
-    live,
     max_overlap,
+    wait_finished,
 )
 from chaos_netns import NetNs, unavailable_reason
 from pgcluster import PgCluster, require_cluster
@@ -94,13 +93,7 @@ def run_hosts(app: App, url: str, nets: list[NetNs], spawn) -> None:
     feeder.stop()
     ids = [*feeder.ids, *limited]
 
-    deadline = time.monotonic() + 90
-    while not set(ids) <= finished_ids(app):
-        assert time.monotonic() < deadline, (
-            f"not finished: {len(set(ids) - finished_ids(app))} of {len(ids)}; live: "
-            f"{[(j.id, j.status, j.attempts) for j in live(app)][:10]}"
-        )
-        time.sleep(0.2)
+    wait_finished(app, ids, timeout=90)
     sampler.stop.set()
     sampler.join(10)
     for host in hosts:

@@ -19,7 +19,14 @@ import time
 import chaos_biz as biz
 import psycopg
 import pytest
-from chaos_harness import ARCHIVE, Feeder, Sampler, check_invariants, finished_ids, live
+from chaos_harness import (
+    ARCHIVE,
+    Feeder,
+    Sampler,
+    check_invariants,
+    finished_ids,
+    wait_finished,
+)
 from pgcluster import PgCluster, require_cluster, through_outage
 
 from claimq import App
@@ -87,13 +94,7 @@ def test_database_restarts_and_killed_backends(spawn) -> None:
             time.sleep(2.0)
             feeder.stop()
 
-            deadline = time.monotonic() + 90
-            while not set(ids) <= through_outage(lambda: finished_ids(app)):
-                assert time.monotonic() < deadline, (
-                    f"not finished: {len(set(ids) - finished_ids(app))} of {len(ids)}; live: "
-                    f"{[(j.id, j.status, j.attempts) for j in live(app)][:10]}"
-                )
-                time.sleep(0.2)
+            wait_finished(app, ids, timeout=90)
             sampler.stop.set()
             sampler.join(10)
             for w in workers:

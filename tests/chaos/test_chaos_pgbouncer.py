@@ -22,7 +22,7 @@ from chaos_harness import (
     check_invariants,
     drop_schema,
     finished_ids,
-    live,
+    wait_finished,
 )
 from pgbouncer import PgBouncer, require_pgbouncer
 
@@ -67,14 +67,7 @@ def test_workers_and_producer_through_pgbouncer_restarted(
                 time.sleep(1.5)
             feeder.stop()
 
-            deadline = time.monotonic() + 60
-            while not set(acknowledged) <= finished_ids(direct):
-                assert time.monotonic() < deadline, (
-                    f"not finished: {len(set(acknowledged) - finished_ids(direct))} of "
-                    f"{len(acknowledged)}; live: "
-                    f"{[(j.id, j.status, j.attempts) for j in live(direct)][:10]}"
-                )
-                time.sleep(0.2)
+            wait_finished(direct, acknowledged, timeout=60)
             sampler.stop.set()
             sampler.join(10)
             for w in workers:
