@@ -285,7 +285,8 @@ class Worker:
                  extra={"event": "worker.started", "worker_id": self.worker_id})
         reaper = Reaper(backend, db, counters, interval=min(reap_every, self.presence_timeout),
                         stopping=stopping, workers_dead_after=self.presence_timeout,
-                        workers_forget_after=max(self.presence_timeout * 10, 3600.0))
+                        workers_forget_after=max(self.presence_timeout * 10, 3600.0),
+                        renew=heartbeater.beat)
         for service in (presence, heartbeater, completer, reaper,
                         Tidier(backend, db, counters, stopping=stopping), fetcher):
             supervisor.start(service)

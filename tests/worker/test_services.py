@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -281,3 +282,81 @@ def test_a_claim_answered_after_a_newer_claim_of_the_same_job_is_not_started(
     registry, counters = asyncio.run(main())
     app.close()
     assert counters.get("lease_lost") == 1 and counters.get("started") == 1
+
+
+# -- a blocked event loop (a handler calling time.sleep in `async def`) -------------------------
+
+
+def test_the_reaper_renews_its_own_workers_leases_before_it_reaps(db_url: str) -> None:
+    """After the loop was blocked past a lease, the reaper's timer may fire before the
+    heartbeater's. The reaper renews the leases its worker holds first, so the worker never
+    takes back (and then loses the outcome of) a job it is itself still running; a lease that
+    no worker holds is still reaped."""
+    from claimq._worker.dbcall import DB
+    from claimq._worker.heartbeater import Heartbeater
+    from claimq._worker.inflight import Counters, InFlight, Registry
+    from claimq._worker.reaper import Reaper
+    from claimq.backends.base import Owned
+    from claimq.clock import FakeClock
+
+    clock = FakeClock()
+    app = App(db_url, clock=clock)
+    app.migrate()
+    try:
+        ours, orphan = app.enqueue("t", {}), app.enqueue("t", {})
+        [job] = app.claim("w-here", limit=1, lease=5, start=True)
+        [other] = app.claim("w-gone", limit=1, lease=5, start=True)
+        assert (job.id, other.id) == (ours, orphan)
+        counters = Counters()
+        registry = Registry(4, counters)
+        flight = InFlight(job, Owned(job.id, job.claim_token or ""), job.attempts, 5.0,
+                          time.monotonic() + 5.0, running=True)
+        registry.add(flight)
+        clock.advance(60)  # both leases ran out on the database's clock
+
+        async def one_round() -> None:
+            db = DB(deadline=10)
+            try:
+                beater = Heartbeater(app.backend, db, registry, counters, lease=5.0,
+                                     default_lease=5.0, abandon=lambda f, why: None,
+                                     cancel=lambda f: None, finished=asyncio.Event())
+                await Reaper(app.backend, db, counters, interval=1.0, stopping=asyncio.Event(),
+                             renew=beater.beat).round()
+            finally:
+                db.close()
+
+        asyncio.run(one_round())
+        mine = app.get_job(ours)
+        assert (mine.status, mine.worker_id, mine.claim_token) == (
+            "processing", "w-here", job.claim_token)
+        assert mine.lease_until > app.backend.now()
+        assert not flight.lost
+        assert app.get_job(orphan).status == "pending"  # nobody held it: reaped
+        assert counters.get("reaped") == 1
+    finally:
+        app.close()
+
+
+def test_a_database_answer_that_arrived_while_the_loop_was_blocked_is_taken(db_url: str) -> None:
+    """A call whose deadline passed only because the event loop was blocked (the answer came
+    back in time, waiting to be read) returns its answer: it is not taken for an outage."""
+    from claimq._worker.dbcall import DB
+
+    app = App(db_url)
+    app.migrate()
+    try:
+        job_id = app.enqueue("t", {})
+
+        async def main() -> Any:
+            db = DB(deadline=0.3)
+            try:
+                call = asyncio.ensure_future(db.call(app.backend.get_job, job_id))
+                await asyncio.sleep(0)  # the call is on its thread
+                time.sleep(1.0)  # a handler blocks the loop past the deadline
+                return await call
+            finally:
+                db.close()
+
+        assert asyncio.run(main()).id == job_id
+    finally:
+        app.close()

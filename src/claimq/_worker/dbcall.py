@@ -46,9 +46,15 @@ class DB:
             loop.run_in_executor(self.pool, fn, *args), getattr(fn, "__name__", "call"))
 
     async def within_deadline(self, call: Awaitable[T], what: str) -> T:
+        loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(self.deadline):  # a timer, not a task per call
-                return await call
+            async with asyncio.timeout(None) as timeout:  # timers, not a task per call
+                when = loop.time() + self.deadline
+                timer = loop.call_at(when, _expire, loop, timeout, when)
+                try:
+                    return await call
+                finally:
+                    timer.cancel()
         except TimeoutError:
             raise DatabaseUnavailable(
                 f"the database did not answer {what} within {self.deadline:g}s") from None
@@ -97,3 +103,17 @@ class DB:
 
     def close(self) -> None:
         self.pool.shutdown(cancel_futures=True)
+
+
+STALL = 0.25  # seconds late: the timer fired only once a blocked event loop ran again
+
+
+def _expire(loop: asyncio.AbstractEventLoop, timeout: asyncio.Timeout, when: float) -> None:
+    """A call's deadline passed. Measured across a stall of the loop itself (a handler blocking
+    it), the database may have answered long ago, its answer waiting to be read: the call gets
+    a little longer rather than being taken for an outage."""
+    now = loop.time()
+    if now - when > STALL:
+        timeout.reschedule(now + STALL)
+    else:
+        timeout.reschedule(now)  # expires it: the call is cancelled, TimeoutError raised

@@ -1,5 +1,9 @@
 """Reaper: every worker runs it, jittered; its statements are conditional, so twice is harmless.
 
+Before each reap it renews the leases its own worker holds: after the event loop was blocked
+(a handler calling time.sleep in `async def`) the reaper's timer may fire before the
+heartbeater's, and a worker must not take back the jobs it is itself still running.
+
 The tidier too: on PostgreSQL it vacuums the jobs table once claims have left enough dead rows
 (SKIP_LOCKED: workers never queue up behind each other's vacuum)."""
 
@@ -8,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Awaitable, Callable
 
 from claimq._worker.dbcall import DB, is_transient
 from claimq._worker.inflight import Counters
@@ -24,7 +29,8 @@ class Reaper(Service):
 
     def __init__(self, backend: Backend, db: DB, counters: Counters, *, interval: float,
                  stopping: asyncio.Event, workers_dead_after: float = 30.0,
-                 workers_forget_after: float = 3600.0) -> None:
+                 workers_forget_after: float = 3600.0,
+                 renew: Callable[[], Awaitable[None]] | None = None) -> None:
         self.backend = backend
         self.db = db
         self.counters = counters
@@ -32,26 +38,33 @@ class Reaper(Service):
         self.stopping = stopping
         self.workers_dead_after = workers_dead_after  # registry rows silent this long: dead
         self.workers_forget_after = workers_forget_after  # and this long: deleted
+        self.renew = renew  # the heartbeater's beat: renews this worker's own leases
 
     async def run(self) -> None:
         while not self.stopping.is_set():
             await asyncio.sleep(self.interval * (0.5 + random.random()))
-            try:
-                result = await self.db.call(self.backend.reap, REAP_BATCH)
-                marked, _ = await self.db.call(self.backend.prune_workers,
-                                               self.workers_dead_after, self.workers_forget_after)
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                continue  # the database is away: the heartbeater says so
-            if marked:
-                log.warning("worker.dead: %d worker(s) silent for over %.1fs marked dead in the "
-                            "registry", marked, self.workers_dead_after,
-                            extra={"event": "worker.dead"})
-            if result.requeued or result.dead:
-                self.counters.add("reaped", len(result.requeued) + len(result.dead))
-                log.info("reaper: %d expired lease(s) back to pending, %d to dead letters",
-                         len(result.requeued), len(result.dead))
+            await self.round()
+
+    async def round(self) -> None:
+        """One pass: renew our own leases, then reap expired ones and stale registry rows."""
+        if self.renew is not None:
+            await self.renew()  # a database away: it says so and abandons what ran out
+        try:
+            result = await self.db.call(self.backend.reap, REAP_BATCH)
+            marked, _ = await self.db.call(self.backend.prune_workers,
+                                           self.workers_dead_after, self.workers_forget_after)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            return  # the database is away: the heartbeater says so
+        if marked:
+            log.warning("worker.dead: %d worker(s) silent for over %.1fs marked dead in the "
+                        "registry", marked, self.workers_dead_after,
+                        extra={"event": "worker.dead"})
+        if result.requeued or result.dead:
+            self.counters.add("reaped", len(result.requeued) + len(result.dead))
+            log.info("reaper: %d expired lease(s) back to pending, %d to dead letters",
+                     len(result.requeued), len(result.dead))
 
 
 TIDY_EVERY = 2.0  # seconds between checks of the dead-row count (one cheap statistics query)
