@@ -375,7 +375,8 @@ def finish_outage_scenario(
     reaped = [j for j in map(app.get_job, ids)
               if any(e["error"] == "LeaseExpired" for e in j.errors)]
     assert reaped, "no job was in flight through the outage: the scenario proved nothing"
-    assert sampler.samples > 20 and not sampler.violations, sampler.violations[:5]
+    assert sampler.samples > 20, (sampler.samples, sampler.errors[-3:])
+    assert not sampler.violations, sampler.violations[:5]
     logs = "".join(w.log() for w in workers)
     assert "database unavailable" in logs and "database reachable again" in logs
     return summary, reaped

@@ -40,30 +40,37 @@ def test_lost_completion_and_failure_responses(capp: App, spawn, tmp_path) -> No
 
     lost = re.findall(r"chaos response-lost (\w+) ([\d ]+)", worker.log())
     lost_ids = {(what, int(i)) for what, ids in lost for i in ids.split()}
-    # Jobs claimed by a call whose response was lost are lost to this worker as well: the
-    # reaper gives them back once their lease runs out (and that shows in their history).
+    # Jobs claimed by a call whose response was lost are lost to this worker as well: it hands
+    # them back once it finds them held in its name (no attempt counted), or, when it could not
+    # look yet, the reaper gives them back once their lease runs out (that shows in their
+    # history). Which of the two happens is a race; both are right.
     orphaned = {i for what, i in lost_ids if what == "claimed"}
     assert {("complete", i) for i in separate} <= lost_ids
     assert {("fail", i) for i in [*flaky, poison] if i not in orphaned} <= lost_ids
     assert any(what == "fail" for what, _ in lost_ids)
 
+    def reaped(job_id: int) -> list[dict[str, object]]:
+        return [e for e in capp.get_job(job_id).errors if e["error"] == "LeaseExpired"]
+
+    poison_reaped = bool(reaped(poison))
     expected = dict.fromkeys(separate + flaky, ARCHIVE)
-    expected[poison] = Expect(
-        "dead", "lease_expired" if poison in orphaned else "retries_exhausted"
-    )
+    expected[poison] = Expect("dead", "lease_expired" if poison_reaped else "retries_exhausted")
     check_invariants(capp, expected)
+    reaped_ids = set()
     for job_id in expected:
         job = capp.get_job(job_id)
         attempts = [e["attempt"] for e in job.errors]
         assert len(attempts) == len(set(attempts)), f"an outcome was written twice: {job.errors}"
-        reaped = [e for e in job.errors if e["error"] == "LeaseExpired"]
-        assert bool(reaped) == (job_id in orphaned), (job_id, orphaned, job.errors)
+        lapsed = reaped(job_id)
+        assert not lapsed or job_id in orphaned, (job_id, orphaned, job.errors)
+        reaped_ids |= {job_id} if lapsed else set()
         others = [e["error"] for e in job.errors if e["error"] != "LeaseExpired"]
         if job_id in separate:
             assert others == []  # the completion was neither lost nor repeated
-            assert job.attempts == 1 + len(reaped)
+            assert job.attempts == 1 + len(lapsed)
         elif job_id in flaky:
-            assert others == ([] if job_id in orphaned else ["RuntimeError"])
+            # Its one failure, unless a lapsed lease took the attempt that would have failed.
+            assert others == ["RuntimeError"] or (lapsed and others == []), job.errors
         else:
             assert len(job.errors) == 1
 
@@ -72,7 +79,9 @@ def test_lost_completion_and_failure_responses(capp: App, spawn, tmp_path) -> No
     assert counters.get("lease_lost", 0) == 0, counters
     assert "matched no row" not in worker.log()
     assert counters.get("completed") == 6, counters
-    assert counters.get("dead", 0) == (0 if poison in orphaned else 1), counters
+    assert counters.get("dead", 0) == (0 if poison_reaped else 1), counters
+    # Every lost claim that the reaper did not recover, the worker handed back itself.
+    assert counters.get("lost_claims_released", 0) >= len(orphaned - reaped_ids), counters
 
 
 def _cut_completions(app: App, proxied: str, proxy: CuttingProxy, spawn, mode: str) -> None:

@@ -67,12 +67,18 @@ def test_server_restart_and_crash_under_running_workers(spawn) -> None:
             wait_until(
                 lambda: len(through_outage(lambda: finished_ids(app))) >= done_before_crash + 20,
                 60, "the workers to finish jobs after the crash")
+            # Owners sampled while jobs flow after the recovery too (the scenario is short: the
+            # count of samples is waited for, not assumed from its length).
+            seen = sampler.samples
+            wait_until(lambda: sampler.samples >= max(seen + 10, 25), 60,
+                       "the sampler to read the owners after the recovery")
             feeder.stop()
 
             summary, reaped = finish_outage_scenario(app, ids, sampler, workers)
             # Each job ran its effect once; a batch the feeder enqueued again after an outage
             # hid its answer is drained too, one effect each as well.
             assert summary["effects"] == len(finished_ids(app)) >= len(ids)
-            print(f"mariadb restart+crash: {summary}, reaped {len(reaped)}")
+            print(f"mariadb restart+crash: {summary}, reaped {len(reaped)}, "
+                  f"owner samples {sampler.samples}")
         finally:
             app.close()
