@@ -11,9 +11,8 @@ from claimq import App
 from claimq.clock import FakeClock
 from claimq.errors import InvalidInput
 
-# Flow control needs capabilities.flow_control (SQLite, PostgreSQL): MariaDB refuses it with
-# InvalidInput instead, which tests/app/test_flow_refused.py checks.
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+# Every backend has flow control (capabilities.flow_control).
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
 
 
 def _keys(jobs: list) -> list[str]:  # type: ignore[type-arg]

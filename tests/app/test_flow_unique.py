@@ -12,9 +12,8 @@ from claimq.clock import FakeClock
 from claimq.errors import InvalidInput
 from claimq.job import Status
 
-# Flow control needs capabilities.flow_control (SQLite, PostgreSQL): MariaDB refuses it with
-# InvalidInput instead, which tests/app/test_flow_refused.py checks.
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+# Every backend has flow control (capabilities.flow_control).
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
 
 
 def _run(app: App, job_id: int) -> None:

@@ -1,7 +1,8 @@
 """MariaDB: the scheduler and the pruner never wait on a row another transaction holds (FOR
 UPDATE SKIP LOCKED). Each test holds rows in a transaction of its own on another connection;
 the backend's lock-wait timeout is one second, so a statement that waited would time out and be
-retried, and `backend.retries` (which counts those) stays empty."""
+retried, and `backend.retries` (which counts those) stays empty. A claim does not wait on a
+flow-controlled queue's row either."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from dbs import mariadb_database
 
-from claimq.backends.base import Completion, PruneBatch, SchedulePlan, ScheduleRow
+from claimq.backends.base import Completion, PruneBatch, RateLimit, SchedulePlan, ScheduleRow
 from claimq.backends.mysql import MySQLBackend
 from claimq.clock import FakeClock
 from claimq.testing.conformance._harness import job_spec
@@ -107,4 +108,27 @@ def test_pruning_keys_skips_a_key_being_taken(backend: MySQLBackend) -> None:
     cur.execute("SELECT `key` FROM claimq_idempotency")
     assert [r[0] for r in cur.fetchall()] == ["new"]
     other.close()
+    assert backend.retries == Counter()
+
+
+def test_a_claim_skips_a_flow_queue_whose_row_another_transaction_holds(
+    backend: MySQLBackend,
+) -> None:
+    """A flow-controlled queue's claimers take turns on its row: one that finds it held (here by
+    an operator's transaction, as by another claim) leaves that queue alone instead of waiting,
+    and takes the other queues' jobs."""
+    backend.configure_queue("rated", rate_limit=RateLimit(100, 1.0))
+    keyed = backend.enqueue([job_spec(queue="keyed", concurrency_key="a", concurrency_limit=1)
+                             for _ in range(2)], 3600.0)
+    rated = backend.enqueue([job_spec(queue="rated") for _ in range(2)], 3600.0)
+    plain = backend.enqueue([job_spec(queue="plain")], 3600.0)
+    other = _holding(backend, "SELECT name FROM claimq_queues WHERE name IN ('keyed', 'rated')"
+                              " FOR UPDATE")
+    try:
+        assert [j.id for j in backend.claim("w", None, 10, 30.0)] == plain
+    finally:
+        other.rollback()  # type: ignore[attr-defined]
+        other.close()  # type: ignore[attr-defined]
+    claimed = sorted(j.id for j in backend.claim("w", None, 10, 30.0))
+    assert claimed == sorted([keyed[0], *rated]), "one of key a, both rated"
     assert backend.retries == Counter()

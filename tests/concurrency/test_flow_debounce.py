@@ -10,9 +10,8 @@ from claimq import App
 
 ALL = 100_000
 
-# Debounce needs capabilities.flow_control (SQLite, PostgreSQL): MariaDB refuses it with
-# InvalidInput instead (tests/app/test_flow_refused.py).
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+# Every backend has flow control (capabilities.flow_control).
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
 
 
 def test_debounced_enqueues_from_four_processes_leave_one_pending_job(

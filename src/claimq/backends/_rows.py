@@ -134,6 +134,17 @@ def latency_rows(rows: Iterable[tuple[str, str, float, float]]) -> list[LatencyR
                    percentiles(values), percentiles(runs[(kind, name)]))
         for (kind, name), values in waits.items()
     ]
+
+
+# The live statuses in which a key's holder refuses a new job, by the enqueue's `unique` scope
+# (JSON arrays: SQLite's and MariaDB's key_holder.sql).
+HOLDING_JSON = {
+    "pending": '["pending"]',
+    "active": '["pending", "fetched", "processing"]',
+    "until_done": '["pending", "fetched", "processing"]',
+}
+
+
 def flow_params(rate: RateLimit | None, aging: PriorityAging | None) -> dict[str, Any]:
     """update_queue's flow-control parameters: UNSET leaves a setting, None lifts it."""
     params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET}

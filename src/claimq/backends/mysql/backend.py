@@ -4,6 +4,7 @@ of connections, deadlocks and lock-wait timeouts retried inside."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import threading
 import time
@@ -14,7 +15,9 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
-from claimq._validate import NewJob
+from claimq._validate import NO_FLOW, NewJob
+from claimq.backends import _rows
+from claimq.backends._flow import queue_room, within_keys
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
@@ -214,27 +217,6 @@ def _split_statements(script: str) -> list[str]:
     return parts
 
 
-_NEEDS_FLOW = "needs PostgreSQL or SQLite: this MariaDB/MySQL backend has no flow control"
-
-
-def _refuse_flow(job: NewJob) -> None:
-    """InvalidInput for a job asking for flow control that this backend does not do."""
-    flow = job.flow
-    if flow is None:
-        return
-    if flow.concurrency_key is not None:
-        raise InvalidInput(f"a concurrency key (concurrency_key/concurrency_limit) {_NEEDS_FLOW}")
-    if flow.unique != "until_done":
-        raise InvalidInput(f"unique={flow.unique!r} {_NEEDS_FLOW}")
-    if flow.on_conflict != "ignore":
-        raise InvalidInput(f"on_conflict={flow.on_conflict!r} (debounce) {_NEEDS_FLOW}")
-
-
-def _refuse_throttle(failures: Sequence[Failure]) -> None:
-    if any(f.throttle for f in failures):
-        raise InvalidInput(f"a queue throttle (Failure.throttle) {_NEEDS_FLOW}")
-
-
 class MySQLBackend(PlainOptionalParts):
     """`mysql://user:password@host:3306/database` or `mariadb://…` (MariaDB >= 10.6 or MySQL
     >= 8: SKIP LOCKED). Options: `driver=pymysql|mysqlclient`, `lock_wait_timeout` (seconds,
@@ -244,8 +226,9 @@ class MySQLBackend(PlainOptionalParts):
     engine = "MariaDB/MySQL"
     schema = ""  # the URL's database holds claimq's tables
     # No LISTEN/NOTIFY (workers poll with their bounded back-off), no async driver; rows lock one
-    # by one, so a heartbeat may report `busy`.
-    capabilities = Capabilities(row_locks=True)
+    # by one, so a heartbeat may report `busy`. Flow control: a flow-controlled queue's claimers
+    # lock its row and take turns (_flow_candidates), as max_workers' do.
+    capabilities = Capabilities(row_locks=True, flow_control=True)
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         self.url = url
@@ -532,11 +515,6 @@ class MySQLBackend(PlainOptionalParts):
     # -- enqueue -------------------------------------------------------------------------------
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]:
-        """Flow control is not built here (capabilities.flow_control is false): a job with a
-        concurrency key, `unique` other than "until_done" or on_conflict="replace" raises
-        InvalidInput before anything is written. `unique_for` is the key's retention."""
-        for job in jobs:
-            _refuse_flow(job)
         if conn is not None:
             with self._callers(conn) as cur:
                 return self._insert(cur, jobs, retention)
@@ -546,11 +524,30 @@ class MySQLBackend(PlainOptionalParts):
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
         plain = [j for j in jobs if j.idempotency_key is None]
+        keyed = {j.queue for j in jobs if j.flow is not None and j.flow.concurrency_key is not None}
+        for queue in sorted(keyed):
+            self._mark_keyed(cur, queue)
         plain_ids = iter(self._insert_rows(cur, plain))
-        return [
+        ids = [
             next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
             for j in jobs
         ]
+        if keyed:
+            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit]
+                     for i, j in zip(ids, jobs, strict=True)
+                     if j.flow is not None and j.flow.concurrency_key is not None]
+            cur.execute(_Q.set_concurrency, {"items": _dumps(items),
+                                             "ids": tuple(i for i, _, _ in items)})
+        return ids
+
+    def _mark_keyed(self, cur: Any, queue: str) -> None:
+        """A queue given jobs with a concurrency key claims them per key from now on (its row is
+        written only the first time: a plain read says whether it must be)."""
+        cur.execute(_Q.queue_keyed, {"name": queue})
+        row = cur.fetchone()
+        if row is None or not row[0]:
+            cur.execute(_Q.mark_keyed_queue, {"name": queue, "now": self._now()})
+            self._limited.clear()  # this process's next claim locks the queue's row at once
 
     def _insert_rows(self, cur: Any, jobs: Sequence[NewJob]) -> list[int]:
         """Multi-row INSERTs (RETURNING id, in the rows' order), in chunks that stay well under
@@ -577,20 +574,33 @@ class MySQLBackend(PlainOptionalParts):
         return ids
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
-        if job.flow is not None and job.flow.unique_for is not None:
-            retention = job.flow.unique_for  # unique="until_done" for this long after finishing
+        """The id of the job still holding `job`'s idempotency key under its `unique` scope
+        (with on_conflict="replace", a pending holder first takes `job`'s payload and run_at),
+        else of `job`, inserted and made the key's holder."""
+        flow = job.flow or NO_FLOW
+        if flow.unique_for is not None:
+            retention = flow.unique_for  # unique="until_done" for this long after finishing
         params = {"key": job.idempotency_key, "now": self._now(),
-                  "retention_us": _micros(retention)}
+                  "statuses": _rows.HOLDING_JSON[flow.unique],
+                  "retention_us": _micros(retention) if flow.unique == "until_done" else None}
         for _ in range(5):
-            cur.execute(_Q.claim_key, params)
-            if cur.rowcount != 1:
-                cur.execute(_Q.key_holder, params)
-                holder = cur.fetchone()
-                if holder is None:
-                    continue  # the key went between the two statements: take it again
-                if holder[1]:
-                    return int(holder[0])
-                # The key's job finished longer ago than the retention window: take it over.
+            # The key's row locked first (a taker not yet committed is waited for), the key taken
+            # only when it has no row: many enqueuers of one key queue for its row's lock rather
+            # than each take a shared lock from a refused INSERT and deadlock upgrading it.
+            cur.execute(_Q.key_holder, params)
+            holder = cur.fetchone()
+            if holder is None:
+                cur.execute(_Q.claim_key, params)
+                if cur.rowcount != 1:
+                    continue  # another enqueue took the key meanwhile: read its holder
+            elif holder[1]:
+                if flow.on_conflict == "replace" and holder[2] == Status.PENDING:
+                    cur.execute(_Q.replace_pending, {
+                        "id": holder[0], "payload": job.payload_json, "now": params["now"],
+                        "run_at": None if job.run_at is None else _naive(job.run_at),
+                        "delay_us": _micros(job.delay)})
+                return int(holder[0])
+            # (else the key's job finished longer ago than the retention window: take it over)
             [job_id] = self._insert_rows(cur, [job])
             cur.execute(_Q.set_key_holder, {**params, "job_id": job_id})
             return job_id
@@ -622,18 +632,28 @@ class MySQLBackend(PlainOptionalParts):
         params["limited"] = _dumps(limited)
         cur.execute(_Q.open_queues, params)
         found = cur.fetchall()
-        open_queues = [(name, free) for name, free, _ in found if free > 0]
+        open_queues = [(name, free, flow) for name, free, _, flow in found if free > 0]
         leases = {name: req.lease if req.lease is not None else seconds
-                  for name, _, seconds in found}
+                  for name, _, seconds, _ in found}
         rows: list[dict[str, Any]] = []
-        for name, free in open_queues:
-            cur.execute(_Q.claim_candidates,
-                        {"queue": name, "now": now, "limit": min(free, req.limit)})
+        rated: dict[str, datetime] = {}  # a rate-limited queue's GCRA arrival time
+        for name, free, flow in open_queues:
+            query = {"queue": name, "now": now, "limit": min(free, req.limit)}
+            if flow:
+                rows += self._flow_candidates(cur, query, rated)
+                # one time for the rest of the claim: the rate limit's, the claim's writes'
+                now = query["now"]
+                continue
+            cur.execute(_Q.claim_candidates, query)
             rows += _dicts(cur)
         if not rows:
             return []
-        rows.sort(key=lambda r: (-r["priority"], r["run_at"], r["id"]))
+        rows.sort(key=lambda r: (-r.get("rank", r["priority"]), r["run_at"], r["id"]))
         rows = rows[: req.limit]  # the other rows' locks go at commit
+        for queue, tat in rated.items():
+            spent = sum(1 for r in rows if r["queue"] == queue)
+            if spent:
+                cur.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
         at: datetime = max(r["now"] for r in rows)
         batch = uuid.uuid4().hex
         ids = tuple(r["id"] for r in rows)
@@ -659,6 +679,44 @@ class MySQLBackend(PlainOptionalParts):
                 r["timeout_seconds"], retry, errors, None, None))
         return jobs
 
+    def _flow_candidates(
+        self, cur: Any, params: dict[str, Any], rated: dict[str, datetime]
+    ) -> list[dict[str, Any]]:
+        """A flow-controlled queue's claimable jobs (its row is locked: its claimers take turns,
+        so the counts are exact), at most params["limit"]: none while it is throttled, no more
+        than its rate limit's bucket holds, none whose concurrency key already runs its limit;
+        with priority aging, each job's `rank` is its aged priority. A rate-limited queue's
+        arrival time goes into `rated` (the claim spends tokens for the jobs it takes)."""
+        cur.execute(_Q.claim_flow_state, params)
+        [state] = _dicts(cur)
+        limit, now = params["limit"], state["now"]
+        params["now"] = now  # (the caller's too) every statement of the claim at this time
+        limit, tat = queue_room(state, now, limit, lambda: cur.execute(_Q.clear_throttle, params),
+                                timedelta.total_seconds)
+        if limit <= 0:
+            return []
+        if tat is not None:
+            rated[params["queue"]] = tat
+        cur.execute(_Q.claim_flow_running, params)
+        running: dict[str, int] = {key: int(n) for key, n in cur.fetchall()}
+        step, cap = state["aging_step"], state["aging_cap"]
+        scan = {**params, "level": None, "scan": limit * 4 + 16}
+        cur.execute(_Q.claim_flow_candidates, scan)
+        picked = {r["id"]: r for r in _dicts(cur)}
+        if step is not None and picked:
+            top = max(r["priority"] for r in picked.values())
+            cur.execute(_Q.claim_flow_levels, {**params, "low": top - cap, "top": top})
+            for (level,) in cur.fetchall():
+                cur.execute(_Q.claim_flow_candidates,
+                            {**scan, "level": level, "scan": limit * 2 + 4})
+                picked.update((r["id"], r) for r in _dicts(cur))
+        for r in picked.values():
+            aged = 0 if step is None else min(cap, math.floor(
+                (now - r["run_at"]).total_seconds() / step))
+            r["rank"] = r["priority"] + aged
+        ranked = sorted(picked.values(), key=lambda r: (-r["rank"], r["run_at"], r["id"]))
+        return within_keys(((r, r) for r in ranked), running, limit)
+
     def _any_limited(self, cur: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second. (Were
         one limited meanwhile, the claim skips it until the next check: never over its
@@ -682,8 +740,6 @@ class MySQLBackend(PlainOptionalParts):
         wanted = claim is not None and claim.limit > 0
         if not done and not failures and not wanted:
             return Settled(set(), FailResult(), [])
-
-        _refuse_throttle(failures)
 
         def work(cur: Any) -> Settled:
             failed = self._fail(cur, failures)
@@ -769,13 +825,8 @@ class MySQLBackend(PlainOptionalParts):
         return set(ids)
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
-        """A Failure with `throttle` (a queue pause) raises InvalidInput: flow control needs
-        PostgreSQL or SQLite. The worker never sends one here: on a backend without
-        capabilities.flow_control, a handler's Throttled(after) is a plain retry after
-        `after` seconds (failure_for(throttle=False))."""
         if not failures:
             return FailResult()
-        _refuse_throttle(failures)
         return self._write(lambda cur: self._fail(cur, failures))
 
     def _fail(self, cur: Any, failures: Sequence[Failure]) -> FailResult:
@@ -802,6 +853,11 @@ class MySQLBackend(PlainOptionalParts):
         if retried:
             cur.execute(_Q.retry, {"items": _dumps(retried), "now": self._now(),
                                    "ids": tuple(r[0] for r in retried)})
+        for f in failures:
+            if f.throttle > 0 and (f.id in result.retried or f.id in result.dead):
+                cur.execute(_Q.throttle_queue, {"id": f.id, "after_us": _micros(f.throttle),
+                                                "now": self._now()})
+                self._limited.clear()  # this process's next claim sees the throttle at once
         return result
 
     def _bury(self, cur: Any, items: list[list[Any]], now: datetime | None = None) -> None:
@@ -1057,14 +1113,9 @@ class MySQLBackend(PlainOptionalParts):
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
     ) -> QueueInfo:
-        """A rate limit or priority aging raises InvalidInput (flow control needs PostgreSQL or
-        SQLite); lifting them (None) has nothing to lift and is accepted."""
-        if rate_limit is not UNSET and rate_limit is not None:
-            raise InvalidInput(f"a queue rate limit {_NEEDS_FLOW}")
-        if aging is not UNSET and aging is not None:
-            raise InvalidInput(f"priority aging {_NEEDS_FLOW}")
-        params = queue_settings(
-            name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
+        params = {**queue_settings(name, paused, active, max_workers, lease_seconds,
+                                   timeout_seconds, self._now()),
+                  **_rows.flow_params(rate_limit, aging)}
         self._write(lambda cur: cur.execute(_Q.update_queue, params))
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
@@ -1087,6 +1138,10 @@ class MySQLBackend(PlainOptionalParts):
                 else float(r["oldest_ready_age"]),
                 archived=int(r["archived"]),
                 dead=int(r["dead"]),
+                **_rows.flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
+                                r["aging_step"], r["aging_cap"]),
+                throttled_until=_aware(r["throttled_until"]),
+                keyed=bool(r["keyed"]),
             )
             for r in self._read(_Q.list_queues, {"now": self._now()})
         ]
@@ -1280,7 +1335,8 @@ class MySQLBackend(PlainOptionalParts):
         now = self._now() or _naive(self.now())
         params = {"now": now, "since": now - timedelta(seconds=window)}
         queues = [QueueSettings(r["name"], bool(r["paused"]), bool(r["active"]),
-                                r["max_workers"]) for r in self._read(_Q.stats_queues, {})]
+                                r["max_workers"], _aware(r["throttled_until"]))
+                  for r in self._read(_Q.stats_queues, {})]
         live = [LiveRow(r["queue"], r["task"], int(r["pending"]), int(r["scheduled"]),
                         int(r["running"]), int(r["past_lease"]),
                         None if r["oldest_due_age"] is None else float(r["oldest_due_age"]))

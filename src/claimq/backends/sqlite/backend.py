@@ -15,8 +15,10 @@ from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
+from claimq.backends._flow import queue_room, within_keys
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import (
+    HOLDING_JSON,
     Undecodable,
     flow_params,
     flow_settings,
@@ -67,12 +69,6 @@ from claimq.job import CorruptRow, DeadReason, Job, Status
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
-# The live statuses in which a key's holder refuses a new job, by the enqueue's `unique` scope.
-_HOLDING = {
-    "pending": '["pending"]',
-    "active": '["pending", "fetched", "processing"]',
-    "until_done": '["pending", "fetched", "processing"]',
-}
 
 
 def _ts(value: Any, name: str, corrupt: list[str]) -> datetime | None:
@@ -425,7 +421,7 @@ class SQLiteBackend(PlainOptionalParts):
         or None when the key is free for `job`."""
         flow = job.flow or NO_FLOW
         period = retention if flow.unique_for is None else flow.unique_for
-        params = {"key": job.idempotency_key, "statuses": _HOLDING[flow.unique],
+        params = {"key": job.idempotency_key, "statuses": HOLDING_JSON[flow.unique],
                   "since": now - period if flow.unique == "until_done" else None}
         # by position: the caller's connection (conn=) may have no row factory
         holder = conn.execute(_Q.key_holder, params).fetchone()
@@ -492,32 +488,17 @@ class SQLiteBackend(PlainOptionalParts):
         into `rated` (the claim spends tokens for those it takes)."""
         state = conn.execute(_Q.claim_flow_state, params).fetchone()
         limit, now = params["limit"], params["now"]
-        if state["throttled_until"] is not None:
-            if state["throttled_until"] > now:
-                return []
-            conn.execute(_Q.clear_throttle, params)
-        if state["rate_count"] is not None:
-            interval = state["rate_period"] / state["rate_count"]
-            tat = max(state["rate_tat"] or now, now)
-            burst = state["rate_burst"] or state["rate_count"]
-            limit = min(limit, max(math.floor((now - tat) / interval + 1e-6) + burst, 0))
-            if limit <= 0:
-                return []
+        limit, tat = queue_room(state, now, limit,
+                                lambda: conn.execute(_Q.clear_throttle, params))
+        if limit <= 0:
+            return []
         running: dict[str, int] = json.loads(state["running"] or "{}")
-        found: list[tuple[int, float, int]] = []
         rows = conn.execute(_Q.claim_flow_candidates, params)
         ranked: Iterable[tuple[int, sqlite3.Row]] = ((r["priority"], r) for r in rows)
         if state["aging_step"] is not None:
             ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"])
-        for rank, row in ranked:
-            key = row["concurrency_key"]
-            if key is not None:
-                if running.get(key, 0) >= row["concurrency_limit"]:
-                    continue
-                running[key] = running.get(key, 0) + 1
-            found.append((-rank, row["run_at"], row["id"]))
-            if len(found) >= limit:
-                break
+        found = within_keys(((row, (-rank, row["run_at"], row["id"])) for rank, row in ranked),
+                            running, limit)
         if state["rate_count"] is not None:
             rated[params["queue"]] = (tat, {c[2] for c in found})
         return found

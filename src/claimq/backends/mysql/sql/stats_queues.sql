@@ -1,1 +1,1 @@
-SELECT name, paused, active, max_workers FROM claimq_queues ORDER BY name
+SELECT name, paused, active, max_workers, throttled_until FROM claimq_queues ORDER BY name

@@ -1,0 +1,15 @@
+-- A flow-controlled queue's next due jobs in claim order, locked, but none whose concurrency key
+-- already runs its limit (READ COMMITTED: the latest count); a few more than the claim can take
+-- (%(scan)s), for keys with room for fewer jobs than they have waiting. With priority aging,
+-- %(level)s (else NULL) reads only the oldest jobs of that one priority level.
+SELECT {job_columns}, concurrency_key, concurrency_limit, {now} AS now
+FROM claimq_jobs j
+WHERE queue = %(queue)s AND status = 'pending' AND run_at <= {now}
+  AND (%(level)s IS NULL OR priority = %(level)s)
+  AND (concurrency_key IS NULL
+       OR (SELECT count(*) FROM claimq_jobs r
+           WHERE r.queue = j.queue AND r.concurrency_key = j.concurrency_key
+             AND r.status IN ('fetched', 'processing')) < concurrency_limit)
+ORDER BY priority DESC, run_at, id
+LIMIT %(scan)s
+FOR UPDATE SKIP LOCKED

@@ -1,0 +1,6 @@
+-- A flow-controlled queue's rate limit and GCRA state, its priority aging and its throttle, read
+-- while this transaction holds the queue's row (lock_limited_queues).
+SELECT rate_count, rate_period, rate_burst, rate_tat, aging_step, aging_cap, throttled_until,
+       {now} AS now
+FROM claimq_queues
+WHERE name = %(queue)s
