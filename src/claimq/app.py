@@ -184,6 +184,8 @@ class App:
         isolation: Isolation = "thread",
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        sequence_key: str | None = None,
+        on_failure: Literal["wait", "skip"] | None = None,
     ) -> Callable[[F], Task[Any, Any]]: ...
 
     def task(
@@ -200,6 +202,8 @@ class App:
         isolation: Isolation = "thread",
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        sequence_key: str | None = None,
+        on_failure: Literal["wait", "skip"] | None = None,
     ) -> Any:
         """Register a sync or async function as a task (`@app.task` or `@app.task(...)`).
 
@@ -211,7 +215,18 @@ class App:
         arguments and result picklable, and its `ctx` a read-only snapshot).
 
         `concurrency_key` names a payload field: at most `concurrency_limit` jobs of the
-        task's queue with the same value of that field run at once, across all workers."""
+        task's queue with the same value of that field run at once, across all workers.
+
+        `sequence_key` names a payload field: jobs of the queue with the same value of it run
+        one at a time, in enqueue (id) order. `on_failure`: while a failed one waits for its
+        retry, "wait" (the default) holds the rest until it has finished (completed or dead),
+        "skip" lets the next start."""
+        if sequence_key is not None:
+            _validate.idempotency_key(sequence_key, "sequence_key")
+        if on_failure is not None:
+            if sequence_key is None:
+                raise InvalidInput("on_failure needs a sequence_key")
+            _validate.one_of(on_failure, "on_failure", _validate.ON_FAILURE)
         if (concurrency_key is None) != (concurrency_limit is None):
             raise InvalidInput("give concurrency_key and concurrency_limit together")
         if concurrency_key is not None:
@@ -247,6 +262,8 @@ class App:
                 arguments=typed,
                 concurrency_key=concurrency_key,
                 concurrency_limit=concurrency_limit,
+                sequence_key=sequence_key,
+                on_failure=on_failure,
             )
             self.tasks[task_name] = t
             return t
@@ -295,8 +312,7 @@ class App:
             options = base
             if task.arguments is not None:
                 options["payload"] = task.arguments.dump(options.get("payload"))
-            if options.get("concurrency_key") is None:
-                options.update(task.flow_options(options["payload"]))
+            options.update(task.flow_options(options["payload"], options))
         else:
             options = {"task": task, **options}
         job = _validate.new_job(
@@ -329,10 +345,9 @@ class App:
         else:
             if task.arguments is not None and isinstance(item, Mapping):
                 item = {**item, "payload": task.arguments.dump(item.get("payload"))}
-            if task.concurrency_key is not None:
+            if task.concurrency_key is not None or task.sequence_key is not None:
                 spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
-                if "concurrency_key" not in spec:
-                    item = {**spec, **task.flow_options(spec.get("payload"))}
+                item = {**spec, **task.flow_options(spec.get("payload"), spec)}
             job = _validate.enqueue_spec(
                 item, default_queue=task.queue, default_priority=task.priority,
                 default_max_attempts=task.max_attempts, default_timeout=task.timeout,
@@ -361,6 +376,8 @@ class App:
         on_conflict: Literal["ignore", "replace"] | None = None,
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        sequence_key: str | None = None,
+        on_failure: Literal["wait", "skip"] | None = None,
         conn: Any = None,
     ) -> JobHandle:
         """Queue one job; returns its id (a JobHandle: an int that can also wait for the
@@ -373,13 +390,16 @@ class App:
         `unique_for` seconds ago, by default the App's idempotency_retention). With
         on_conflict="replace", a pending holder takes this call's payload and run_at
         (debounce) and its id is returned. `concurrency_key`/`concurrency_limit`: at most that
-        many jobs of the queue with this key run at once, across all workers."""
+        many jobs of the queue with this key run at once, across all workers. `sequence_key`:
+        jobs of the queue with this key run one at a time in enqueue order; `on_failure`
+        ("wait", the default, or "skip") says whether a failed one holds the rest while it
+        waits for its retry."""
         job = self._new_job(
             task, payload=payload, queue=queue, priority=priority, run_at=run_at, delay=delay,
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
             timeout=timeout, retry=retry, unique=unique, unique_for=unique_for,
             on_conflict=on_conflict, concurrency_key=concurrency_key,
-            concurrency_limit=concurrency_limit,
+            concurrency_limit=concurrency_limit, sequence_key=sequence_key, on_failure=on_failure,
         )
         traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
         if traceparent is not None:

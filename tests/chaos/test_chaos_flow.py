@@ -162,3 +162,50 @@ def test_a_throttle_stops_every_workers_claims_and_they_resume(capp: App, spawn)
     quiet = [t for t in claims if raised + 0.3 < t < raised + pause - 0.1]
     assert quiet == [], f"{len(quiet)} claims while the queue was throttled"
     assert sum(t > raised + pause for t in claims) > 10, "the workers did not resume"
+
+
+def _sequence_runs(capp: App, seq_of: dict[int, str]) -> dict[str, list[biz.Run]]:
+    """Every handler run of the sequences' jobs, by sequence, in the order they started."""
+    runs: dict[str, list[biz.Run]] = defaultdict(list)
+    for r in sorted(biz.runs(capp), key=lambda r: r.started):
+        assert r.ended is not None
+        runs[seq_of[r.job_id]].append(r)
+    return runs
+
+
+@pytest.mark.parametrize("on_failure", ["wait", "skip"])
+def test_sequences_run_one_at_a_time_in_enqueue_order(capp: App, spawn, on_failure) -> None:
+    """4 sequences of 10 jobs (every third fails its first attempt) under 4 worker processes:
+    within a sequence no two runs overlap; with "wait" every run (retries included) starts in
+    id order, with "skip" each first attempt does and a retry runs later."""
+    sequences = ("a", "b", "c", "d")
+    specs = [
+        {"task": "chaos.work", "queue": "seq", "sequence_key": s, "on_failure": on_failure,
+         "payload": {"n": i, "sleep": 0.02, "fail_attempts": int(i % 3 == 1)}}
+        for i in range(10) for s in sequences
+    ]
+    ids = capp.enqueue_many(specs)
+    seq_of = {job_id: spec["sequence_key"] for job_id, spec in zip(ids, specs, strict=True)}
+    _work_through(capp, spawn, ids)
+    check_invariants(capp, dict.fromkeys(ids, ARCHIVE))
+
+    runs = _sequence_runs(capp, seq_of)
+    for s in sequences:
+        mine = runs[s]
+        assert len(mine) == 10 + 3, s  # jobs 1, 4, 7 ran twice
+        for before, after in zip(mine, mine[1:], strict=False):
+            assert before.ended is not None and before.ended <= after.started, (
+                f"sequence {s}: job {before.job_id} and {after.job_id} overlapped")
+        firsts = [r.job_id for r in mine if r.attempt == 1]
+        assert firsts == sorted(firsts), f"sequence {s} started out of order: {firsts}"
+        if on_failure == "wait":
+            order = [r.job_id for r in mine]
+            assert order == sorted(order), f"sequence {s} ran out of order: {order}"
+        else:
+            for r in mine:
+                if r.attempt == 2:
+                    first = next(f for f in mine if f.job_id == r.job_id and f.attempt == 1)
+                    assert first.ended is not None and first.ended <= r.started
+    every = [(r.started, r.ended) for rs in runs.values() for r in rs if r.ended is not None]
+    assert max_overlap(every) >= 2, "different sequences did not run side by side"
+    assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"

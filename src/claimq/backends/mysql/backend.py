@@ -224,6 +224,8 @@ def _refuse_flow(job: NewJob) -> None:
         return
     if flow.concurrency_key is not None:
         raise InvalidInput(f"a concurrency key (concurrency_key/concurrency_limit) {_NEEDS_FLOW}")
+    if flow.sequence_key is not None:
+        raise InvalidInput(f"an ordered sequence (sequence_key) {_NEEDS_FLOW}")
     if flow.unique != "until_done":
         raise InvalidInput(f"unique={flow.unique!r} {_NEEDS_FLOW}")
     if flow.on_conflict != "ignore":

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
-from claimq._validate import NO_FLOW, NewJob
+from claimq._validate import NO_FLOW, Flow, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._rows import flow_params, flow_settings, json_columns, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries
@@ -271,7 +271,9 @@ def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement
 
 
 def _limited_by_key(job: NewJob) -> bool:
-    return job.flow is not None and job.flow.concurrency_key is not None
+    """Whether the job's queue must claim per key (a concurrency or a sequence key)."""
+    return job.flow is not None and (job.flow.concurrency_key is not None
+                                     or job.flow.sequence_key is not None)
 
 
 def _queue_info(row: dict[str, Any]) -> QueueInfo:
@@ -325,6 +327,10 @@ def _numbers(items: Iterable[float | int | None]) -> str:
     return "{" + ",".join("NULL" if x is None else repr(x) for x in items) + "}"
 
 
+def _bools(items: Iterable[bool | None]) -> str:
+    return "{" + ",".join("NULL" if x is None else "t" if x else "f" for x in items) + "}"
+
+
 def _array_literal(items: Sequence[str]) -> str:
     """A text[] literal; unnest cannot take an array of arrays, so each row's tags go as one."""
     return _texts(items)
@@ -334,8 +340,19 @@ def _array_literal(items: Sequence[str]) -> str:
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
+_NULL = "\\N"  # NULL in COPY text
+
+
 def _copy_field(value: str | None) -> str:
-    return "\\N" if value is None else value.translate(_COPY_ESCAPES)
+    return _NULL if value is None else value.translate(_COPY_ESCAPES)
+
+
+def _copy_flow(flow: Flow) -> str:
+    """A job's flow columns in COPY text (concurrency key and limit, sequence key and wait)."""
+    wait = _NULL if flow.sequence_wait is None else "t" if flow.sequence_wait else "f"
+    limit = _NULL if flow.concurrency_limit is None else str(flow.concurrency_limit)
+    return (f"\t{_copy_field(flow.concurrency_key)}\t{limit}"
+            f"\t{_copy_field(flow.sequence_key)}\t{wait}")
 
 
 def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str:
@@ -358,8 +375,7 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
-        flow = "\t\\N\t\\N" if j.flow is None or j.flow.concurrency_key is None else (
-            f"\t{_copy_field(j.flow.concurrency_key)}\t{j.flow.concurrency_limit}")
+        flow = "\t\\N\t\\N\t\\N\t\\N" if j.flow is None else _copy_flow(j.flow)
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
                      f"{run_at}\t{created}\t{parts[2]}{flow}")
     lines.append("")
@@ -707,6 +723,8 @@ class PostgresBackend:
             "trace_context": _texts(j.trace_context for j in jobs),
             "concurrency_key": _texts((j.flow or NO_FLOW).concurrency_key for j in jobs),
             "concurrency_limit": _numbers((j.flow or NO_FLOW).concurrency_limit for j in jobs),
+            "sequence_key": _texts((j.flow or NO_FLOW).sequence_key for j in jobs),
+            "sequence_wait": _bools((j.flow or NO_FLOW).sequence_wait for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
@@ -747,7 +765,7 @@ class PostgresBackend:
                     keyed.append((position, job))
                     continue
                 queues.add(job.queue)
-                if job.flow is not None and _limited_by_key(job):
+                if _limited_by_key(job):
                     limited.add(job.queue)
                 chunk.append(job)
                 chunk_ids.append(ids[position])
@@ -769,7 +787,7 @@ class PostgresBackend:
 
     def _mark_keyed(self, cur: Any, jobs: Sequence[NewJob], now: datetime | None) -> None:
         """Flags the queues of jobs with a concurrency key (their claims count per key)."""
-        names = {j.queue for j in jobs if j.flow is not None and _limited_by_key(j)}
+        names = {j.queue for j in jobs if _limited_by_key(j)}
         if names:
             cur.execute(self._q.mark_keyed_queues, {"names": sorted(names), "now": now})
 
@@ -790,6 +808,9 @@ class PostgresBackend:
             "trace_context": job.trace_context,
             "concurrency_key": flow.concurrency_key,
             "concurrency_limit": flow.concurrency_limit,
+            "sequence_key": flow.sequence_key,
+            "sequence_wait": flow.sequence_wait,
+            "keyed": _limited_by_key(job),
             "statuses": _HOLDING[flow.unique],
             "period": None if flow.unique != "until_done" else (
                 retention if flow.unique_for is None else flow.unique_for),

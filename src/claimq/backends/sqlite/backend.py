@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
@@ -123,6 +124,10 @@ def _json(text: Any) -> Any:
     if not isinstance(text, str | bytes):  # a number or a blob another client stored
         return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
     return loads_exact(text)
+
+
+def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
+    return -row["priority"], row["run_at"], row["id"]
 
 
 def _row_to_job(row: sqlite3.Row) -> Job:
@@ -389,7 +394,7 @@ class SQLiteBackend(PlainOptionalParts):
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
             flow = job.flow or NO_FLOW
-            if flow.concurrency_key is not None:
+            if flow.concurrency_key is not None or flow.sequence_key is not None:
                 conn.execute(_Q.mark_keyed_queue, {"name": job.queue, "now": now})
             job_id = conn.execute(
                 _Q.insert_job,
@@ -408,6 +413,8 @@ class SQLiteBackend(PlainOptionalParts):
                     "trace_context": job.trace_context,
                     "concurrency_key": flow.concurrency_key,
                     "concurrency_limit": flow.concurrency_limit,
+                    "sequence_key": flow.sequence_key,
+                    "sequence_wait": flow.sequence_wait,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -506,9 +513,13 @@ class SQLiteBackend(PlainOptionalParts):
         running: dict[str, int] = json.loads(state["running"] or "{}")
         found: list[tuple[int, float, int]] = []
         rows = conn.execute(_Q.claim_flow_candidates, params)
-        ranked: Iterable[tuple[int, sqlite3.Row]] = ((r["priority"], r) for r in rows)
+        # each ordered sequence's head (none without keyed jobs), in the same order
+        heads = conn.execute(_Q.claim_sequence_heads, params).fetchall() if state["keyed"] else []
+        ranked: Iterable[tuple[int, sqlite3.Row]] = (
+            (r["priority"], r) for r in heapq.merge(rows, heads, key=_claim_order))
         if state["aging_step"] is not None:
-            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"])
+            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"],
+                                heads)
         for rank, row in ranked:
             key = row["concurrency_key"]
             if key is not None:
@@ -524,7 +535,7 @@ class SQLiteBackend(PlainOptionalParts):
 
     def _aged(
         self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
-        limit: int, step: float, cap: int,
+        limit: int, step: float, cap: int, heads: list[sqlite3.Row],
     ) -> list[tuple[int, sqlite3.Row]]:
         """Priority aging: candidates in the order of priority plus one for every `step`
         seconds due (at most `cap` more): the first of the plain order, and the oldest of each
@@ -532,8 +543,9 @@ class SQLiteBackend(PlainOptionalParts):
         now = params["now"]
         head = rows.fetchmany(limit * 4 + 16)
         picked = {r["id"]: r for r in head}
-        if head:
-            top = head[0]["priority"]
+        picked.update((r["id"], r) for r in heads)
+        if picked:
+            top = max(r["priority"] for r in picked.values())
             for level in range(top - cap, top):
                 picked.update((r["id"], r) for r in conn.execute(
                     _Q.claim_level_heads, {**params, "level": level, "limit": limit * 2 + 4}))

@@ -5,7 +5,8 @@
 -- holds, and no job whose concurrency key already has concurrency_limit jobs in flight (nor
 -- more of one key in this claim than the key has room for). With priority aging, a job's
 -- priority counts one more for every aging_step seconds it has been due, at most aging_cap
--- more. A throttled queue hands out nothing until its throttle has passed. Like settle.sql it
+-- more. A throttled queue hands out nothing until its throttle has passed. Of the jobs with a
+-- sequence key, only each sequence's head may be claimed (heads). Like settle.sql it
 -- first completes the batch's finished jobs; its rows are settle.sql's.
 WITH {settle_done},
 fq AS (
@@ -40,6 +41,27 @@ fq AS (
     WHERE r.queue = ANY(%(flow)s::text[]) AND r.status IN ('fetched', 'processing')
       AND r.concurrency_key IS NOT NULL
     GROUP BY r.queue, r.concurrency_key
+), heads AS (
+    -- Ordered sequences: per sequence key with pending jobs, its blocker is its first live job
+    -- in id order that is not a failed one of on_failure="skip" waiting for its retry. While
+    -- the blocker runs, none; else the first due job up to the blocker (a skipped job comes
+    -- first once its retry is due).
+    SELECT h.id
+    FROM fq
+    CROSS JOIN LATERAL (SELECT DISTINCT k.sequence_key FROM {schema}.jobs k
+                        WHERE k.queue = fq.name AND k.sequence_key IS NOT NULL
+                          AND k.status = 'pending') s
+    LEFT JOIN LATERAL (
+        SELECT b.id, b.status FROM {schema}.jobs b
+        WHERE b.queue = fq.name AND b.sequence_key = s.sequence_key
+          AND (b.status <> 'pending' OR b.sequence_wait OR b.errors = '[]'::jsonb)
+        ORDER BY b.id LIMIT 1) blocker ON true
+    CROSS JOIN LATERAL (
+        SELECT c.id FROM {schema}.jobs c
+        WHERE c.queue = fq.name AND c.sequence_key = s.sequence_key AND c.status = 'pending'
+          AND c.run_at <= {now} AND c.id <= coalesce(blocker.id, c.id)
+        ORDER BY c.id LIMIT 1) h
+    WHERE fq.free > 0 AND coalesce(blocker.status, 'pending') = 'pending'
 ), scan AS (
     -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
     -- can take, for keys that have room for fewer jobs than they have waiting. With aging, also
@@ -54,6 +76,7 @@ fq AS (
         (SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
          FROM {schema}.jobs j
          WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
+           AND j.sequence_key IS NULL
            AND (j.concurrency_key IS NULL
                 OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
                                                       AND b.concurrency_key = j.concurrency_key),
@@ -72,11 +95,15 @@ fq AS (
              SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
              FROM {schema}.jobs j
              WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
-               AND j.priority = level
+               AND j.priority = level AND j.sequence_key IS NULL
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT least(fq.free, %(limit)s) * 2 + 4
          ) h
          WHERE fq.aging_step IS NOT NULL)
+        UNION ALL
+        (SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+         FROM {schema}.jobs j
+         WHERE j.id IN (SELECT id FROM heads) AND j.queue = fq.name)
     ) s
     WHERE fq.free > 0
       AND (s.concurrency_key IS NULL
