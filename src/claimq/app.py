@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
@@ -16,6 +17,7 @@ from claimq._results import JobHandle, ResultWaiter
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
     UNSET,
+    BreakerInfo,
     Completion,
     Failure,
     JobFilter,
@@ -709,6 +711,36 @@ class App:
             lease_seconds=lease, timeout_seconds=timeout, **flow,
         )
 
+    def configure_breaker(
+        self,
+        task: str | Task[Any, Any],
+        *,
+        failures: int | None,
+        window: float | timedelta = 60.0,
+        cooldown: float | timedelta = 30.0,
+        queue: str | None = None,
+    ) -> BreakerInfo | None:
+        """A circuit breaker for `task` in `queue` (default: a registered task's queue, else
+        "default"), its state in the database: `failures` failed attempts within `window`
+        seconds open it, and while it is open no worker claims the task's jobs from that queue;
+        `cooldown` seconds later one job is let through (half-open), whose success closes the
+        breaker and whose failure opens it again. Changing the settings keeps the state;
+        failures=None removes the breaker. A Throttled is not counted as a failure."""
+        name = task.name if isinstance(task, Task) else _validate.task_name(task)
+        registered = task if isinstance(task, Task) else self.tasks.get(name)
+        queue = _validate.queue_name(
+            queue if queue is not None else registered.queue if registered else "default")
+        if failures is not None:
+            _validate.integer(failures, "failures", 1, 1_000_000)
+        return self.backend.configure_breaker(
+            queue, name, failures,
+            _validate.seconds(window, "window", allow_zero=False),
+            _validate.seconds(cooldown, "cooldown", allow_zero=False))
+
+    def breakers(self) -> list[BreakerInfo]:
+        """Every circuit breaker with its state (also in `stats().breakers`)."""
+        return self.backend.list_breakers()
+
     def pause(self, queue: str) -> QueueInfo:
         return self.configure_queue(queue, paused=True)
 
@@ -733,7 +765,8 @@ class App:
         (default 5 minutes) completions and failures per minute, wait and run latency
         percentiles and attempts per job (see claimq.stats). A few indexed queries."""
         seconds = _validate.seconds(window, "window", allow_zero=False)
-        return build(self.backend.stats(seconds), seconds)
+        return replace(build(self.backend.stats(seconds), seconds),
+                       breakers=self.backend.list_breakers())
 
     def workers(self) -> list[WorkerInfo]:
         """The worker processes in the registry: alive ones, and those gone silent (alive

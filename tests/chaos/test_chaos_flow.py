@@ -10,6 +10,7 @@ runs recorded in the business table:
 
 from __future__ import annotations
 
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
@@ -209,3 +210,63 @@ def test_sequences_run_one_at_a_time_in_enqueue_order(capp: App, spawn, on_failu
     every = [(r.started, r.ended) for rs in runs.values() for r in rs if r.ended is not None]
     assert max_overlap(every) >= 2, "different sequences did not run side by side"
     assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"
+
+
+def test_an_open_breaker_stops_every_workers_claims_of_its_task(
+        capp: App, spawn, tmp_path) -> None:
+    """A dependency goes down: its task's breaker opens after 3 failures. From the moment none
+    of the task's jobs is out any more, every claim of it is a lone probe (no two runs of it
+    overlap) while the queue's other task flows on. Once the dependency is back, the next probe
+    succeeds, runs alone, and the breaker closes: every job then finishes."""
+    down = tmp_path / "down"
+    down.touch()
+    capp.configure_breaker("chaos.dependent", failures=3, window=60, cooldown=0.3, queue="brk")
+    ids = capp.enqueue_many(
+        {"task": "chaos.dependent", "queue": "brk", "payload": {"n": i, "down_flag": str(down)}}
+        for i in range(40))
+    workers = [spawn(capp.url, **OPTIONS) for _ in range(PROCESSES)]
+    for w in workers:
+        w.wait_started()
+
+    def breaker() -> str:
+        return next(b.state for b in capp.breakers() if b.task == "chaos.dependent")
+
+    wait_until(lambda: breaker() == "open", 60, "the breaker to open", interval=0.01)
+
+    def none_out() -> bool:
+        return not any(j.task == "chaos.dependent" and j.status in ("fetched", "processing")
+                       for j in live(capp))
+
+    wait_until(none_out, 60, "the jobs claimed before it opened to finish", interval=0.01)
+    quiet_from = time.time()  # from here, a run of the task was claimed after the breaker shut
+    others = capp.enqueue_many(
+        {"task": "chaos.work", "queue": "brk", "payload": {"n": i, "sleep": 0.01}}
+        for i in range(30))
+
+    def probes() -> list[biz.Run]:
+        return [r for r in biz.runs(capp) if r.started > quiet_from and r.job_id in set(ids)]
+
+    def failed_probes() -> int:
+        return sum(r.outcome == "failed" for r in probes())
+
+    wait_until(lambda: failed_probes() >= 2 and set(others) <= finished_ids(capp), 60,
+               "two failed probes, and the other task's jobs to finish", interval=0.05)
+    down.unlink()  # the dependency is back
+    wait_until(lambda: set(ids) <= finished_ids(capp), 90, "every job to finish", interval=0.05)
+    for w in workers:
+        assert w.stop() == 0
+    check_invariants(capp, dict.fromkeys(ids + others, ARCHIVE), effects_for_archived=False)
+
+    after = sorted(probes(), key=lambda r: r.started)
+    first_ok = next(i for i, r in enumerate(after) if r.outcome == "returned")
+    assert first_ok >= 2 and all(r.outcome == "failed" for r in after[:first_ok])
+    lone = after[:first_ok + 1]  # the failed probes and the one that closed the breaker
+    for before, probe in zip(lone, after[1:first_ok + 2], strict=False):
+        assert before.ended is not None and before.ended <= probe.started, (
+            f"job {probe.job_id} ran beside probe {before.job_id}")
+    every = [(r.started, r.ended) for r in after[first_ok + 1:] if r.ended is not None]
+    assert max_overlap(every) >= 2, "the jobs did not flow again once it closed"
+    assert breaker() == "closed"
+    other_runs = [r for r in biz.runs(capp) if r.job_id in set(others)]
+    assert any(r.started < after[first_ok].started for r in other_runs), (
+        "the other task did not run while the breaker was open")

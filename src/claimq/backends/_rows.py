@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from claimq._json import loads
-from claimq.backends.base import UNSET, LatencyRow, PriorityAging, RateLimit
+from claimq.backends.base import UNSET, BreakerInfo, LatencyRow, PriorityAging, RateLimit
 from claimq.job import CorruptRow
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
@@ -154,3 +154,20 @@ def flow_settings(
     aging = None if aging_step is None or aging_cap is None else PriorityAging(
         aging_step, aging_cap)
     return {"rate_limit": rate, "aging": aging}
+
+
+def breaker_info(row: Mapping[str, Any], when: Callable[[Any], Any]) -> BreakerInfo:
+    """A list_breakers.sql row; `when` makes the backend's time column a datetime."""
+    return BreakerInfo(
+        queue=row["queue"], task=row["task"], failure_limit=row["failure_limit"],
+        window=float(row["window_seconds"]), cooldown=float(row["cooldown_seconds"]),
+        state=row["state"], failures=row["failures"], opened_at=when(row["opened_at"]),
+        open_until=when(row["open_until"]), probe_id=row["probe_id"])
+
+
+def breaker_params(
+    queue: str, task: str, failure_limit: int | None, window: float, cooldown: float, now: Any
+) -> dict[str, Any]:
+    """set_breaker.sql's, delete_breaker.sql's and mark_breaker_queue.sql's parameters."""
+    return {"queue": queue, "task": task, "failure_limit": failure_limit, "window": window,
+            "cooldown": cooldown, "now": now}

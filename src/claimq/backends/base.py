@@ -147,6 +147,25 @@ class QueueInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class BreakerInfo:
+    """A task's circuit breaker in one queue (`app.breakers()`, `claimq stats`). `state`:
+    "closed" (claims as usual; `failures` counted in the current window), "open" (no claims of
+    the task until `open_until`, then one probe), "half_open" (the probe, job `probe_id`, is
+    out: its success closes the breaker, its failure opens it again)."""
+
+    queue: str
+    task: str
+    failure_limit: int  # this many failures within `window` seconds open it
+    window: float
+    cooldown: float  # seconds open before the probe
+    state: str = "closed"
+    failures: int = 0
+    opened_at: datetime | None = None
+    open_until: datetime | None = None
+    probe_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerInfo:
     """One worker process in the registry (`app.workers()`). `alive` is false once the row
     went silent for longer than the dead threshold (the worker was killed or cut off); such a
@@ -568,6 +587,16 @@ class Backend(Protocol):
         (PostgreSQL: under the queue row's lock, as max_workers)."""
         ...
     def list_queues(self) -> list[QueueInfo]: ...
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        """Sets the task's circuit breaker in the queue (its state, if it had one, stays), or
+        with failure_limit None removes it. A queue with a breaker is flow-controlled: a
+        failure of the task counts towards opening it, and while open the claim takes none of
+        the task's jobs from the queue (cooled down: one, the probe). Without
+        capabilities.flow_control: raises InvalidInput."""
+        ...
+    def list_breakers(self) -> list[BreakerInfo]: ...
     def now(self) -> datetime: ...
 
     # -- operating: the worker registry, stats, trace contexts ----------------------------------

@@ -22,6 +22,7 @@ from claimq.backends._url import redact
 from claimq.backends.base import (
     UNSET,
     AuditEntry,
+    BreakerInfo,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -1070,6 +1071,18 @@ class MySQLBackend(PlainOptionalParts):
         self._write(lambda cur: cur.execute(_Q.update_queue, params))
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
+
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        """A circuit breaker raises InvalidInput (flow control needs PostgreSQL or SQLite);
+        removing one (None) has nothing to remove and is accepted."""
+        if failure_limit is not None:
+            raise InvalidInput(f"a circuit breaker {_NEEDS_FLOW}")
+        return None
+
+    def list_breakers(self) -> list[BreakerInfo]:
+        return []
 
     def list_queues(self) -> list[QueueInfo]:
         return [

@@ -16,12 +16,20 @@ from typing import Any, Literal, NamedTuple
 
 from claimq._validate import NO_FLOW, Flow, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._rows import flow_params, flow_settings, json_columns, loads_exact
+from claimq.backends._rows import (
+    breaker_info,
+    breaker_params,
+    flow_params,
+    flow_settings,
+    json_columns,
+    loads_exact,
+)
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
     UNSET,
     AuditEntry,
+    BreakerInfo,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -1269,6 +1277,23 @@ class PostgresBackend:
             conn.execute(self._q.update_queue, params)
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
+
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        params = breaker_params(queue, task, failure_limit, window, cooldown, self._now())
+        with self._conn() as conn, conn.transaction():
+            conn.execute(self._q.ensure_queues, {"names": [queue], "now": params["now"]})
+            conn.execute(self._q.delete_breaker if failure_limit is None else self._q.set_breaker,
+                         params)
+            conn.execute(self._q.mark_breaker_queue, params)
+        self._limited.clear()  # this process's next claim sees the queue's flow at once
+        return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
+
+    def list_breakers(self) -> list[BreakerInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_breakers, {"now": self._now()}).fetchall()
+        return [breaker_info(r, lambda v: v) for r in rows]
 
     def list_queues(self) -> list[QueueInfo]:
         with self._conn() as conn:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NO_FLOW, NewJob
@@ -19,6 +19,8 @@ from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import (
     Undecodable,
+    breaker_info,
+    breaker_params,
     flow_params,
     flow_settings,
     json_columns,
@@ -29,6 +31,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
     AuditEntry,
+    BreakerInfo,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -124,6 +127,15 @@ def _json(text: Any) -> Any:
     if not isinstance(text, str | bytes):  # a number or a blob another client stored
         return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
     return loads_exact(text)
+
+
+class _Probe(NamedTuple):
+    """A circuit breaker's gate in a claim (breaker_probe.sql's parameters)."""
+
+    queue: str
+    task: str
+    state: str  # as the claim read it
+    probe_id: int | None  # the job offered as its probe; 0: shut; None: none offered yet
 
 
 def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
@@ -465,12 +477,13 @@ class SQLiteBackend(PlainOptionalParts):
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
         rated: dict[str, tuple[float, set[int]]] = {}  # rate-limited queue: its tat, its jobs
+        probes: list[_Probe] = []  # breakers' probes offered
         for name, free, flow in caps:
             if free <= 0:
                 continue
             params = {"queue": name, "now": now, "limit": min(free, req.limit)}
             if flow:
-                candidates.extend(self._flow_candidates(conn, params, rated))
+                candidates.extend(self._flow_candidates(conn, params, rated, probes))
                 continue
             for row in conn.execute(_Q.claim_candidates, params):
                 candidates.append((-row["priority"], row["run_at"], row["id"]))
@@ -481,6 +494,10 @@ class SQLiteBackend(PlainOptionalParts):
             spent = len(offered.intersection(chosen))
             if spent:
                 conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
+        taken = set(chosen)
+        for probe in probes:
+            if probe.probe_id in taken:  # the breaker is half_open while its probe is out
+                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
         rows = conn.execute(
             _Q.claim_update,
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
@@ -491,12 +508,13 @@ class SQLiteBackend(PlainOptionalParts):
 
     def _flow_candidates(
         self, conn: sqlite3.Connection, params: dict[str, Any],
-        rated: dict[str, tuple[float, set[int]]],
+        rated: dict[str, tuple[float, set[int]]], probes: list[_Probe],
     ) -> list[tuple[int, float, int]]:
         """A flow-controlled queue's claimable jobs, at most params["limit"]: no more than its
         rate limit's bucket holds, none whose concurrency key already runs its limit. The
         single writer's transaction makes the counts exact. A rate-limited queue's offer goes
-        into `rated` (the claim spends tokens for those it takes)."""
+        into `rated` (the claim spends tokens for those it takes). No job of a task whose
+        circuit breaker is open; one (its probe, into `probes`) of one that cooled down."""
         state = conn.execute(_Q.claim_flow_state, params).fetchone()
         limit, now = params["limit"], params["now"]
         if state["throttled_until"] is not None:
@@ -511,6 +529,7 @@ class SQLiteBackend(PlainOptionalParts):
             if limit <= 0:
                 return []
         running: dict[str, int] = json.loads(state["running"] or "{}")
+        gates = self._gates(conn, params) if state["breakers"] else {}
         found: list[tuple[int, float, int]] = []
         rows = conn.execute(_Q.claim_flow_candidates, params)
         # each ordered sequence's head (none without keyed jobs), in the same order
@@ -521,6 +540,12 @@ class SQLiteBackend(PlainOptionalParts):
             ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"],
                                 heads)
         for rank, row in ranked:
+            gate = gates.get(row["task"])
+            if gate is not None:
+                if gate.probe_id is not None:
+                    continue  # shut, or its one probe already offered
+                gates[row["task"]] = gate._replace(probe_id=row["id"])
+                probes.append(gates[row["task"]])
             key = row["concurrency_key"]
             if key is not None:
                 if running.get(key, 0) >= row["concurrency_limit"]:
@@ -532,6 +557,24 @@ class SQLiteBackend(PlainOptionalParts):
         if state["rate_count"] is not None:
             rated[params["queue"]] = (tat, {c[2] for c in found})
         return found
+
+    def _gates(self, conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, _Probe]:
+        """The queue's circuit breakers that hold its tasks back, by task: shut (probe_id 0:
+        open and cooling down, or half_open while its probe runs) or letting one probe through
+        (probe_id None). A half_open one whose probe finished without failing closes here."""
+        gates: dict[str, _Probe] = {}
+        now = params["now"]
+        for b in conn.execute(_Q.claim_breakers, params).fetchall():
+            probe = _Probe(params["queue"], b["task"], b["state"], None)
+            if b["state"] == "open":
+                shut = b["open_until"] > now
+            elif b["probe_status"] is None:  # the probe is done, and a failure would reopen
+                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
+                continue
+            else:
+                shut = b["probe_status"] != Status.PENDING
+            gates[b["task"]] = probe._replace(probe_id=0) if shut else probe
+        return gates
 
     def _aged(
         self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
@@ -635,6 +678,8 @@ class SQLiteBackend(PlainOptionalParts):
                 continue
             if item.throttle > 0:
                 conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
+            else:
+                conn.execute(_Q.breaker_failed, params)
         return result
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
@@ -832,6 +877,20 @@ class SQLiteBackend(PlainOptionalParts):
                 **flow_params(rate_limit, aging),
             })
         return next(q for q in self.list_queues() if q.name == name)
+
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        with self._write() as conn:
+            params = breaker_params(queue, task, failure_limit, window, cooldown, self._time())
+            conn.execute(_Q.ensure_queue, {"name": queue, "now": params["now"]})
+            conn.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
+            conn.execute(_Q.mark_breaker_queue, params)
+        return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
+
+    def list_breakers(self) -> list[BreakerInfo]:
+        rows = self._conn().execute(_Q.list_breakers, {"now": self._time()}).fetchall()
+        return [breaker_info(r, lambda v: _ts(v, "breaker", [])) for r in rows]
 
     # -- schedules -----------------------------------------------------------------------------
 

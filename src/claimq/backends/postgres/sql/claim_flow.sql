@@ -6,7 +6,9 @@
 -- more of one key in this claim than the key has room for). With priority aging, a job's
 -- priority counts one more for every aging_step seconds it has been due, at most aging_cap
 -- more. A throttled queue hands out nothing until its throttle has passed. Of the jobs with a
--- sequence key, only each sequence's head may be claimed (heads). Like settle.sql it
+-- sequence key, only each sequence's head may be claimed (heads). A task whose circuit breaker
+-- is open hands out nothing, one cooled down hands out one job, its probe (gates). Like
+-- settle.sql it
 -- first completes the batch's finished jobs; its rows are settle.sql's.
 WITH {settle_done},
 fq AS (
@@ -41,6 +43,20 @@ fq AS (
     WHERE r.queue = ANY(%(flow)s::text[]) AND r.status IN ('fetched', 'processing')
       AND r.concurrency_key IS NOT NULL
     GROUP BY r.queue, r.concurrency_key
+), gates AS (
+    -- The flow queues' circuit breakers that are not simply closed: 'shut' (open and cooling
+    -- down, or half_open while its probe runs), 'probe' (cooled down, or its probe went back
+    -- to pending: one job may be claimed), 'closed' (half_open, and its probe finished
+    -- without a failure, which would have opened it again: it closes).
+    SELECT b.queue, b.task, b.state,
+           CASE WHEN b.state = 'open' AND b.open_until > {now} THEN 'shut'
+                WHEN b.state = 'open' THEN 'probe'
+                WHEN p.status IS NULL THEN 'closed'
+                WHEN p.status = 'pending' THEN 'probe'
+                ELSE 'shut' END AS gate
+    FROM {schema}.breakers b
+    LEFT JOIN {schema}.jobs p ON p.id = b.probe_id
+    WHERE b.queue = ANY(%(flow)s::text[]) AND b.state <> 'closed'
 ), heads AS (
     -- Ordered sequences: per sequence key with pending jobs, its blocker is its first live job
     -- in id order that is not a failed one of on_failure="skip" waiting for its retry. While
@@ -67,16 +83,20 @@ fq AS (
     -- can take, for keys that have room for fewer jobs than they have waiting. With aging, also
     -- the oldest of each priority level an aged job could reach from (a few index probes).
     SELECT DISTINCT ON (s.id) s.*, fq.free, fq.lease_seconds,
+           (SELECT g.gate FROM gates g WHERE g.queue = s.queue AND g.task = s.task) AS gate,
            s.priority + CASE WHEN fq.aging_step IS NULL THEN 0
                              ELSE least(fq.aging_cap, floor(extract(epoch FROM {now} - s.run_at)
                                                             / fq.aging_step)::int)
                         END AS claim_rank
     FROM fq
     CROSS JOIN LATERAL (
-        (SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+        (SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+                j.concurrency_limit
          FROM {schema}.jobs j
          WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
            AND j.sequence_key IS NULL
+           AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = fq.name AND g.task = j.task
+                                                  AND g.gate = 'shut')
            AND (j.concurrency_key IS NULL
                 OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
                                                       AND b.concurrency_key = j.concurrency_key),
@@ -92,7 +112,8 @@ fq AS (
               WHERE t.queue = fq.name AND t.status = 'pending' AND t.run_at <= {now}
               ORDER BY t.priority DESC, t.run_at, t.id LIMIT 1) - 1) AS level
          CROSS JOIN LATERAL (
-             SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+             SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+                j.concurrency_limit
              FROM {schema}.jobs j
              WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
                AND j.priority = level AND j.sequence_key IS NULL
@@ -101,11 +122,14 @@ fq AS (
          ) h
          WHERE fq.aging_step IS NOT NULL)
         UNION ALL
-        (SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+        (SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+                j.concurrency_limit
          FROM {schema}.jobs j
          WHERE j.id IN (SELECT id FROM heads) AND j.queue = fq.name)
     ) s
     WHERE fq.free > 0
+      AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = s.queue AND g.task = s.task
+                                             AND g.gate = 'shut')
       AND (s.concurrency_key IS NULL
            OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
                                                  AND b.concurrency_key = s.concurrency_key),
@@ -113,11 +137,14 @@ fq AS (
 ), room AS (
     SELECT r.* FROM (
         SELECT s.*, row_number() OVER (PARTITION BY s.queue, s.concurrency_key
-                                       ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_key
+                                       ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_key,
+               row_number() OVER (PARTITION BY s.queue, s.task
+                                  ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_task
         FROM scan s
     ) r
     LEFT JOIN busy b ON b.queue = r.queue AND b.concurrency_key = r.concurrency_key
-    WHERE r.concurrency_key IS NULL OR coalesce(b.n, 0) + r.nth_of_key <= r.concurrency_limit
+    WHERE (r.concurrency_key IS NULL OR coalesce(b.n, 0) + r.nth_of_key <= r.concurrency_limit)
+      AND (r.gate IS DISTINCT FROM 'probe' OR r.nth_of_task = 1)
 ), chosen AS (
     SELECT c.id, c.queue, c.lease_seconds FROM (
         SELECT r.*, row_number() OVER (PARTITION BY r.queue
@@ -154,5 +181,18 @@ fq AS (
            ON n.queue = fq.name
     WHERE q.name = fq.name
       AND ((fq.rate_count IS NOT NULL AND n.claimed > 0) OR fq.throttled_until <= {now})
+), probed AS (
+    -- a probe claimed: its breaker is half_open; a probe that finished: its breaker closes
+    -- (unless a failure written meanwhile changed its state)
+    UPDATE {schema}.breakers b
+    SET state = CASE WHEN g.gate = 'closed' THEN 'closed' ELSE 'half_open' END,
+        probe_id = CASE WHEN g.gate = 'closed' THEN NULL ELSE c.id END,
+        failures = CASE WHEN g.gate = 'closed' THEN 0 ELSE b.failures END,
+        window_until = CASE WHEN g.gate = 'closed' THEN NULL ELSE b.window_until END,
+        updated_at = {now}
+    FROM gates g
+    LEFT JOIN claimed c ON g.gate = 'probe' AND c.queue = g.queue AND c.task = g.task
+    WHERE b.queue = g.queue AND b.task = g.task AND b.state = g.state
+      AND (g.gate = 'closed' OR c.id IS NOT NULL)
 )
 {settle_answer}

@@ -5,7 +5,7 @@ WITH input AS (
                          %(throttles)s::float8[])
              AS i(id, token, error, delay, reason, permanent, throttle)
 ), owned AS (
-    SELECT j.id, j.queue, i.error, i.delay, i.reason, i.throttle,
+    SELECT j.id, j.queue, j.task, i.error, i.delay, i.reason, i.throttle,
            (i.permanent OR j.attempts >= j.max_attempts) AS bury
     FROM {schema}.jobs j JOIN input i ON j.id = i.id AND j.claim_token = i.token
     WHERE j.status IN ('fetched', 'processing')
@@ -39,6 +39,32 @@ WITH input AS (
     FROM (SELECT queue, max(throttle) AS throttle FROM owned WHERE throttle > 0
           GROUP BY queue) t
     WHERE q.name = t.queue
+), tripped AS (
+    -- Circuit breakers of the failed jobs' tasks (a Throttled is not the task's failure):
+    -- closed, the failures within the window are counted and failure_limit of them open it; a
+    -- half_open one's probe failed: open again. Every expression reads the row as locked, so
+    -- failures written at the same time all count.
+    UPDATE {schema}.breakers b
+    SET failures = CASE WHEN b.window_until > {now} THEN b.failures ELSE 0 END + f.n,
+        window_until = CASE WHEN b.window_until > {now} THEN b.window_until
+                            ELSE {now} + make_interval(secs => b.window_seconds) END,
+        state = CASE WHEN b.state = 'half_open'
+                     OR CASE WHEN b.window_until > {now} THEN b.failures ELSE 0 END + f.n
+                        >= b.failure_limit
+                     THEN 'open' ELSE b.state END,
+        opened_at = CASE WHEN b.state = 'half_open'
+                     OR CASE WHEN b.window_until > {now} THEN b.failures ELSE 0 END + f.n
+                        >= b.failure_limit
+                         THEN {now} ELSE b.opened_at END,
+        open_until = CASE WHEN b.state = 'half_open'
+                     OR CASE WHEN b.window_until > {now} THEN b.failures ELSE 0 END + f.n
+                        >= b.failure_limit
+                          THEN {now} + make_interval(secs => b.cooldown_seconds)
+                          ELSE b.open_until END,
+        updated_at = {now}
+    FROM (SELECT queue, task, count(*)::int AS n FROM owned WHERE throttle = 0
+          GROUP BY queue, task) f
+    WHERE b.queue = f.queue AND b.task = f.task AND b.state <> 'open'
 )
 SELECT id, true AS dead FROM buried
 UNION ALL
