@@ -76,3 +76,28 @@ def test_queue_commands(cli: Cli, app: App) -> None:
     assert rows["deactivate-me"][1:3] == ["no", "no"]
     assert rows["limit-me"][3] == "3" and rows["unlimit-me"][3] == "unlimited"
     assert rows["set-me"][4:6] == ["60s", "30s"]
+
+
+def test_breaker_command_and_stats(cli: Cli, app: App) -> None:
+    app.enqueue("call", {}, queue="api")
+    on = cli("queues", "breaker", "api", "call", "--failures", "1", "--window", "30",
+             "--cooldown", "600")
+    changed, bad, neither = cli.many(  # at once: the last two change nothing
+        ["queues", "breaker", "api", "call", "--failures", "2", "--json"],
+        ["queues", "breaker", "api", "call", "--failures", "0"],
+        ["queues", "breaker", "api", "call"],
+    )
+    assert "opens its breaker after 1 failure(s) within 30s, for 600s (now closed)" in on.ok().out
+    assert changed.json()["failure_limit"] == 2 and changed.json()["state"] == "closed"
+    assert changed.json()["cooldown"] == 30, "a setting not given takes its default"
+    assert bad.code != 0 and neither.code != 0 and "--failures N" in neither.err
+    for _ in range(2):
+        job = app.claim("w", ["api"], limit=1, start=True)[0]
+        app.fail(job, RuntimeError("down"), attempt=1)
+        app.run_now([job.id])  # due again at once
+    stats = cli("stats", "--json").json()
+    assert [(b["task"], b["state"]) for b in stats["breakers"]] == [("call", "open")]
+    shown = cli("stats").ok().out
+    assert "circuit breakers" in shown and "open" in shown
+    off = cli("queues", "breaker", "api", "call", "--off")
+    assert "has no circuit breaker" in off.ok().out and app.breakers() == []

@@ -140,3 +140,34 @@ def queues_set(
         parts.append("no priority aging" if aging is None
                      else f"priority +1 every {aging:g}s waited, at most +{aging_cap}")
     _configure(queue, as_json, "set: " + ", ".join(parts), **changes)
+
+
+@queues.command("breaker")
+@click.argument("queue")
+@click.argument("task")
+@click.option("--failures", type=click.IntRange(1, 1_000_000), metavar="N",
+              help="Open after N failed attempts of TASK within --window.")
+@click.option("--window", type=POSITIVE_SECONDS, default=60.0, show_default=True,
+              metavar="SECONDS", help="How far back failures count.")
+@click.option("--cooldown", type=POSITIVE_SECONDS, default=30.0, show_default=True,
+              metavar="SECONDS", help="How long it stays open before one probe job runs.")
+@click.option("--off", is_flag=True, help="Remove TASK's breaker in QUEUE.")
+@json_option
+def queues_breaker(queue: str, task: str, failures: int | None, window: float, cooldown: float,
+                   off: bool, as_json: bool) -> None:
+    """TASK's circuit breaker in QUEUE, shared by every worker: N failures within the window
+    open it (no worker claims TASK's jobs from QUEUE), after the cool-down one probe runs, whose
+    success closes it and whose failure opens it again. Its state stays when settings change;
+    `claimq stats` shows it."""
+    if off == (failures is not None):
+        raise CliError("give --failures N (set the breaker) or --off (remove it)", EXIT_USAGE)
+    _validate.queue_name(queue)
+    info = _open().configure_breaker(task, failures=failures, window=window, cooldown=cooldown,
+                                     queue=queue)
+    if as_json:
+        _emit_json(info)
+    elif info is None:
+        click.echo(f"queue {queue}: task {task} has no circuit breaker")
+    else:
+        click.echo(f"queue {queue}: task {task} opens its breaker after {failures} failure(s) "
+                   f"within {window:g}s, for {cooldown:g}s (now {info.state})")
