@@ -33,6 +33,8 @@ def test_the_backend_says_it_has_no_flow_control(app: App) -> None:
     {"idempotency_key": "k", "unique": "active"},
     {"idempotency_key": "k", "on_conflict": "replace"},
     {"concurrency_key": "acct:1", "concurrency_limit": 1},
+    {"sequence_key": "user:1"},
+    {"sequence_key": "user:1", "on_failure": "skip"},
 ])
 def test_flow_options_are_refused_and_write_nothing(app: App, options: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput, match=NEEDS):
@@ -50,6 +52,13 @@ def test_a_task_with_a_concurrency_key_is_refused_at_enqueue(app: App) -> None:
     with pytest.raises(InvalidInput, match=NEEDS):
         charge.enqueue(account_id=7)
     assert _live(app) == []
+
+
+def test_a_circuit_breaker_is_refused(app: App) -> None:
+    with pytest.raises(InvalidInput, match=NEEDS):
+        app.configure_breaker("t", failures=3, queue="api")
+    assert app.breakers() == [] and app.stats().breakers == []
+    assert app.configure_breaker("t", failures=None, queue="api") is None
 
 
 def test_rate_limit_and_aging_are_refused(app: App) -> None:

@@ -115,3 +115,26 @@ def test_bad_sequence_options_are_refused(app: App) -> None:
     with pytest.raises(InvalidInput):
         needs_field.enqueue(n=1)
     assert app.list_jobs() == []
+
+
+def test_a_bulk_enqueue_keeps_its_sequences(app: App) -> None:
+    """250 jobs in one enqueue_many (PostgreSQL copies them: COPY from 200 on), 5 sequences,
+    with and without skip and a concurrency key: each sequence's jobs come one at a time in
+    id order."""
+    specs = [{"task": "t", "queue": "bulk", "payload": {"n": n}, "sequence_key": f"s{n % 5}",
+              **({"on_failure": "skip"} if n % 2 else {}),
+              **({"concurrency_key": "k", "concurrency_limit": 5} if n % 3 == 0 else {})}
+             for n in range(250)]
+    ids = app.enqueue_many(specs)
+    order: dict[str, list[int]] = {}
+    while True:
+        got = app.claim("w", ["bulk"], limit=50, start=True)
+        if not got:
+            break
+        assert len({j.payload["n"] % 5 for j in got}) == len(got), "two of one sequence at once"
+        for job in got:
+            order.setdefault(f"s{job.payload['n'] % 5}", []).append(job.id)
+            app.complete(job)
+    assert {s: ids_ == sorted(ids_) for s, ids_ in order.items()} == {
+        f"s{k}": True for k in range(5)}
+    assert sorted(i for ids_ in order.values() for i in ids_) == sorted(ids)
