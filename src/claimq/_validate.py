@@ -36,7 +36,7 @@ _TASK_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:<>-]*$")
 ENQUEUE_OPTIONS = frozenset(
     {"task", "payload", "queue", "priority", "run_at", "delay", "idempotency_key",
      "max_attempts", "tags", "timeout", "retry", "unique", "unique_for", "on_conflict",
-     "concurrency_key", "concurrency_limit", "sequence_key", "on_failure"}
+     "concurrency_key", "concurrency_limit", "sequence_key", "on_failure", "rate_key"}
 )
 UNIQUE_SCOPES = ("pending", "active", "until_done")
 ON_CONFLICT = ("ignore", "replace")
@@ -73,6 +73,7 @@ class Flow(NamedTuple):
     concurrency_limit: int | None = None
     sequence_key: str | None = None  # one at a time per key and queue, in id order
     sequence_wait: bool | None = None  # True: a failed job holds its sequence until it ends
+    rate_key: str | None = None  # the queue's key_rate_limit holds per key; Throttled pauses it
 
 
 NO_FLOW = Flow()
@@ -437,6 +438,7 @@ def new_job(
     concurrency_limit: object = None,
     sequence_key: object = None,
     on_failure: object = None,
+    rate_key: object = None,
     default_queue: str = "default",
     default_max_attempts: int = 20,
     payload_limit: int = MAX_PAYLOAD_BYTES,
@@ -476,11 +478,13 @@ def new_job(
     )
     if (unique is None and unique_for is None and on_conflict is None
             and concurrency_key is None and concurrency_limit is None
-            and sequence_key is None and on_failure is None):
+            and sequence_key is None and on_failure is None and rate_key is None):
         return job
     flow = _flow(key, unique, unique_for, on_conflict, concurrency_key, concurrency_limit)
     if sequence_key is not None or on_failure is not None:
         flow = flow._replace(**_sequence(sequence_key, on_failure))
+    if rate_key is not None:
+        flow = flow._replace(rate_key=_key(rate_key, "rate_key"))
     return job._replace(flow=flow)
 
 

@@ -16,6 +16,7 @@ from claimq.backends.base import (
     LiveRow,
     RecentRow,
     StatsRows,
+    ThrottledKey,
     WorkerInfo,
 )
 
@@ -81,6 +82,7 @@ class Stats:
     queues: list[QueueStats]
     tasks: list[TaskStats]
     breakers: list[BreakerInfo] = field(default_factory=list)  # circuit breakers, by queue
+    throttled_keys: list[ThrottledKey] = field(default_factory=list)  # paused rate keys
 
     def queue(self, name: str) -> QueueStats | None:
         return next((q for q in self.queues if q.name == name), None)
@@ -175,4 +177,4 @@ def build(rows: StatsRows, window: float) -> Stats:
 
 
 __all__ = ["DEFAULT_WINDOW", "BreakerInfo", "Latency", "QueueStats", "Stats", "TaskStats",
-           "WorkerInfo"]
+           "ThrottledKey", "WorkerInfo"]

@@ -63,6 +63,7 @@ class Task(Generic[P, R]):
     concurrency_limit: int | None = None  # at most this many running per key value
     sequence_key: str | None = None  # the payload field whose value is the sequence key
     on_failure: str | None = None  # a sequence's failed job: "wait" (the default) or "skip"
+    rate_key: str | None = None  # the payload field whose value is the rate key
 
     def dump_arguments(self, payload: Any, *, partial: bool = False) -> dict[str, Any]:
         """The payload as stored: typed arguments validated (InvalidInput) and dumped to JSON;
@@ -114,9 +115,10 @@ class Task(Generic[P, R]):
         }
 
     def flow_options(self, payload: object, given: Any = None) -> dict[str, Any]:
-        """The concurrency key and limit, and the sequence key, of a job of this task with this
-        payload: the values of the payload fields they name, as JSON text prefixed by the
-        field's name; those the job's options (`given`) already have are left out."""
+        """The concurrency key and limit, the sequence key and the rate key of a job of this
+        task with this payload: the values of the payload fields they name, as JSON text
+        prefixed by the field's name; those the job's options (`given`) already have are left
+        out."""
         given = given or {}
         options: dict[str, Any] = {}
         if self.concurrency_key is not None and given.get("concurrency_key") is None:
@@ -127,6 +129,8 @@ class Task(Generic[P, R]):
             options["sequence_key"] = self._key_of(payload, self.sequence_key, "orders jobs")
         if self.on_failure is not None and given.get("on_failure") is None:
             options["on_failure"] = self.on_failure
+        if self.rate_key is not None and given.get("rate_key") is None:
+            options["rate_key"] = self._key_of(payload, self.rate_key, "limits its rate")
         return options
 
     def _key_of(self, payload: object, field_name: str, what: str) -> str:

@@ -35,6 +35,7 @@ def test_the_backend_says_it_has_no_flow_control(app: App) -> None:
     {"concurrency_key": "acct:1", "concurrency_limit": 1},
     {"sequence_key": "user:1"},
     {"sequence_key": "user:1", "on_failure": "skip"},
+    {"rate_key": "customer:1"},
 ])
 def test_flow_options_are_refused_and_write_nothing(app: App, options: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput, match=NEEDS):
@@ -58,6 +59,7 @@ def test_a_circuit_breaker_is_refused(app: App) -> None:
     with pytest.raises(InvalidInput, match=NEEDS):
         app.configure_breaker("t", failures=3, queue="api")
     assert app.breakers() == [] and app.stats().breakers == []
+    assert app.throttled_keys() == [] and app.stats().throttled_keys == []
     assert app.configure_breaker("t", failures=None, queue="api") is None
 
 
@@ -67,6 +69,8 @@ def test_rate_limit_and_aging_are_refused(app: App) -> None:
         app.configure_queue("api", rate_limit="10/s")
     with pytest.raises(InvalidInput, match=NEEDS):
         app.configure_queue("api", aging=30, aging_cap=10)
+    with pytest.raises(InvalidInput, match=NEEDS):
+        app.configure_queue("api", key_rate_limit="10/s")
     [info] = app.queues()
     assert (info.rate_limit, info.aging) == (None, None)
     assert app.configure_queue("api", rate_limit=None, aging=None).rate_limit is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import chaos_biz as biz
 import pytest
@@ -88,6 +89,15 @@ def test_runs_per_key_never_overlap_beyond_the_limit(capp: App, spawn) -> None:
     assert len(workers_used) >= 2, "the keys were not shared out among the workers"
 
 
+def _within_the_rate(claimed: list[float], rate: float, burst: int, what: str) -> None:
+    """No window of the (sorted) claim times holds more than the burst plus rate x window."""
+    for i in range(len(claimed)):
+        for j in range(i, len(claimed)):
+            window = claimed[j] - claimed[i]
+            assert j - i + 1 <= burst + rate * window + 0.01, (
+                f"{what}{j - i + 1} claims within {window:.3f}s")
+
+
 def test_rate_limit_holds_across_worker_processes(capp: App, spawn) -> None:
     rate, burst, total = 20, 5, 60
     capp.configure_queue("api", rate_limit=f"{rate}/s", rate_burst=burst)
@@ -98,11 +108,7 @@ def test_rate_limit_holds_across_worker_processes(capp: App, spawn) -> None:
 
     claimed = sorted(j.started_at.timestamp() for j in archived(capp) if j.started_at)
     assert len(claimed) == total
-    for i in range(total):
-        for j in range(i, total):
-            window = claimed[j] - claimed[i]
-            assert j - i + 1 <= burst + rate * window + 0.01, (
-                f"{j - i + 1} claims within {window:.3f}s")
+    _within_the_rate(claimed, rate, burst, "")
     assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"
     starts = sorted(r.started for r in biz.runs(capp))
     assert len(starts) == total
@@ -143,6 +149,18 @@ def test_priority_aging_bounds_how_long_a_flood_holds_a_job_back(capp: App, spaw
         "the flood did not outlast it")
 
 
+def _throttled_at(capp: App, ids: list[int], throttled_id: int) -> tuple[dict[int, Any], float]:
+    """Every job of `ids` archived (the work run through), the throttled one retried once
+    after its Throttled; the archived jobs by id, and when the handler raised."""
+    check_invariants(capp, dict.fromkeys(ids, ARCHIVE), effects_for_archived=False)
+    jobs = {j.id: j for j in archived(capp)}
+    throttled = jobs[throttled_id]
+    assert throttled.attempts == 2 and throttled.errors[0]["error"] == "Throttled"
+    raised = next(r.ended for r in biz.runs(capp) if r.outcome == "throttled")
+    assert raised is not None
+    return jobs, raised
+
+
 def test_a_throttle_stops_every_workers_claims_and_they_resume(capp: App, spawn) -> None:
     pause = 1.5
     ids = capp.enqueue_many(
@@ -150,13 +168,7 @@ def test_a_throttle_stops_every_workers_claims_and_they_resume(capp: App, spawn)
          "payload": {"n": i, "sleep": 0.05, **({"throttle": pause} if i == 8 else {})}}
         for i in range(120))
     _work_through(capp, spawn, ids)
-    check_invariants(capp, dict.fromkeys(ids, ARCHIVE), effects_for_archived=False)
-
-    jobs = {j.id: j for j in archived(capp)}
-    throttled = jobs[ids[8]]
-    assert throttled.attempts == 2 and throttled.errors[0]["error"] == "Throttled"
-    raised = next(r.ended for r in biz.runs(capp) if r.outcome == "throttled")
-    assert raised is not None
+    jobs, raised = _throttled_at(capp, ids, ids[8])
     claims = sorted(j.started_at.timestamp() for j in jobs.values() if j.started_at)
     # The failure is written at most a moment after the handler raised; claims already under
     # way then may still land. From then until the throttle ends, no worker claims.
@@ -270,3 +282,63 @@ def test_an_open_breaker_stops_every_workers_claims_of_its_task(
     other_runs = [r for r in biz.runs(capp) if r.job_id in set(others)]
     assert any(r.started < after[first_ok].started for r in other_runs), (
         "the other task did not run while the breaker was open")
+
+
+def test_per_key_rate_limits_hold_across_worker_processes(capp: App, spawn) -> None:
+    """key_rate_limit 10/s (burst 3) per customer, 3 customers: the claim times the database
+    recorded never put more than the burst plus rate x window of one key into any window."""
+    rate, burst, per_key = 10, 3, 20
+    capp.configure_queue("api", key_rate_limit=f"{rate}/s", key_rate_burst=burst)
+    specs = [{"task": "chaos.work", "queue": "api", "rate_key": key, "payload": {"n": i}}
+             for i in range(per_key) for key in ("a", "b", "c")]
+    ids = capp.enqueue_many(specs)
+    key_of = {job_id: spec["rate_key"] for job_id, spec in zip(ids, specs, strict=True)}
+    _work_through(capp, spawn, ids)
+    check_invariants(capp, dict.fromkeys(ids, ARCHIVE))
+
+    claimed: dict[str, list[float]] = defaultdict(list)
+    for job in archived(capp):
+        assert job.started_at is not None
+        claimed[key_of[job.id]].append(job.started_at.timestamp())
+    for key, times in claimed.items():
+        assert len(times) == per_key, key
+        _within_the_rate(sorted(times), rate, burst, f"key {key}: ")
+    assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"
+
+
+def test_a_throttle_pauses_its_rate_key_for_every_worker(capp: App, spawn) -> None:
+    """A job of customer a raises Throttled(after=2): from the moment the failure is written
+    (the database's time, as app.throttled_keys() shows it) until then, no worker claims a's
+    jobs, while customer b's (fed all along) are claimed meanwhile."""
+    pause = 2.0
+    ids = capp.enqueue_many(
+        {"task": "chaos.throttle", "queue": "api", "rate_key": "a",
+         "payload": {"n": i, "sleep": 0.05, **({"throttle": pause} if i == 8 else {})}}
+        for i in range(60))
+    b_ids: list[int] = []
+    everything = list(ids)  # _work_through waits for these, b's included as they come
+    seen: set[tuple[str, str, float]] = set()
+
+    def feed_b() -> None:  # two of b's jobs every 10 ms until a's are done
+        seen.update((k.queue, k.key, k.until.timestamp()) for k in capp.throttled_keys())
+        if not set(ids) <= finished_ids(capp):
+            more = capp.enqueue_many(
+                {"task": "chaos.throttle", "queue": "api", "rate_key": "b",
+                 "payload": {"n": 1000 + len(b_ids) + i, "sleep": 0.01}} for i in range(2))
+            b_ids.extend(more)
+            everything.extend(more)
+
+    _work_through(capp, spawn, everything, feed_b)
+    jobs, _ = _throttled_at(capp, everything, ids[8])
+    assert next(q for q in capp.queues() if q.name == "api").throttled_until is None
+    (until,) = [t for queue, key, t in seen if (queue, key) == ("api", "a")]
+    written = until - pause  # the failure's time in the database
+
+    def claims(of: list[int]) -> list[float]:
+        return sorted(jobs[i].started_at.timestamp() for i in of if jobs[i].started_at)
+
+    # a claim whose transaction began a moment before the failure's may still land after it
+    quiet = [t for t in claims(ids) if written + 0.2 < t < until]
+    assert quiet == [], f"{len(quiet)} claims of the throttled key while it was paused"
+    assert sum(t >= until for t in claims(ids)) > 10, "the key did not resume"
+    assert any(written + 0.2 < t < until for t in claims(b_ids)), "the other key stopped too"

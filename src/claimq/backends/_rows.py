@@ -134,26 +134,34 @@ def latency_rows(rows: Iterable[tuple[str, str, float, float]]) -> list[LatencyR
                    percentiles(values), percentiles(runs[(kind, name)]))
         for (kind, name), values in waits.items()
     ]
-def flow_params(rate: RateLimit | None, aging: PriorityAging | None) -> dict[str, Any]:
+def flow_params(
+    rate: RateLimit | None, aging: PriorityAging | None, key_rate: RateLimit | None = UNSET
+) -> dict[str, Any]:
     """update_queue's flow-control parameters: UNSET leaves a setting, None lifts it."""
-    params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET}
+    params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET,
+                              "set_key_rate": key_rate is not UNSET}
     r = rate if isinstance(rate, RateLimit) else None
     a = aging if isinstance(aging, PriorityAging) else None
+    k = key_rate if isinstance(key_rate, RateLimit) else None
     params.update(rate_count=r and r.count, rate_period=r and r.period, rate_burst=r and r.burst,
-                  aging_step=a and a.step, aging_cap=a and a.cap)
+                  aging_step=a and a.step, aging_cap=a and a.cap, key_rate_count=k and k.count,
+                  key_rate_period=k and k.period, key_rate_burst=k and k.burst)
     return params
 
 
 def flow_settings(
     rate_count: int | None, rate_period: float | None, rate_burst: int | None,
-    aging_step: float | None, aging_cap: int | None,
+    aging_step: float | None, aging_cap: int | None, key_rate_count: int | None = None,
+    key_rate_period: float | None = None, key_rate_burst: int | None = None,
 ) -> dict[str, Any]:
     """A queue row's flow-control settings as QueueInfo's fields."""
     rate = None if rate_count is None or rate_period is None else RateLimit(
         rate_count, rate_period, rate_burst)
     aging = None if aging_step is None or aging_cap is None else PriorityAging(
         aging_step, aging_cap)
-    return {"rate_limit": rate, "aging": aging}
+    key_rate = None if key_rate_count is None or key_rate_period is None else RateLimit(
+        key_rate_count, key_rate_period, key_rate_burst)
+    return {"rate_limit": rate, "aging": aging, "key_rate_limit": key_rate}
 
 
 def breaker_info(row: Mapping[str, Any], when: Callable[[Any], Any]) -> BreakerInfo:

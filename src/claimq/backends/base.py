@@ -144,6 +144,7 @@ class QueueInfo:
     aging: PriorityAging | None = None
     throttled_until: datetime | None = None  # a handler raised Throttled: no claims until then
     keyed: bool = False  # jobs with a concurrency key were queued here: its claims count per key
+    key_rate_limit: RateLimit | None = None  # per rate key (a job's rate_key) apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,15 @@ class BreakerInfo:
     opened_at: datetime | None = None
     open_until: datetime | None = None
     probe_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottledKey:
+    """A rate key of a queue paused by a handler's Throttled (`app.throttled_keys()`)."""
+
+    queue: str
+    key: str
+    until: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -576,12 +586,15 @@ class Backend(Protocol):
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         """Creates or changes a queue; UNSET leaves a setting as it is. `rate_limit`: a
         RateLimit, or None to lift it; a new one starts with a full bucket. `aging`: a
         PriorityAging (the claim orders the queue's jobs by their aged priority, then run_at and
-        id), or None to lift it. A queue with a rate limit or aging, or `keyed` (given a job
-        with a concurrency key: NewJob.flow), is claimed by flow control: at most the bucket's
+        id), or None to lift it. `key_rate_limit`: a RateLimit for each rate key of the
+        queue's jobs apart (NewJob.flow.rate_key), or None to lift it. A queue with a rate
+        limit or aging, or `keyed` (given a job with a concurrency, sequence or rate key:
+        NewJob.flow), is claimed by flow control: at most the bucket's
         tokens per claim, and no job whose concurrency key already has concurrency_limit jobs
         fetched or processing in the queue. A backend must make both hold across every client
         (PostgreSQL: under the queue row's lock, as max_workers)."""
@@ -597,6 +610,9 @@ class Backend(Protocol):
         capabilities.flow_control: raises InvalidInput."""
         ...
     def list_breakers(self) -> list[BreakerInfo]: ...
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        """The rate keys paused now by a Throttled (at most 1000, by queue and key)."""
+        ...
     def now(self) -> datetime: ...
 
     # -- operating: the worker registry, stats, trace contexts ----------------------------------

@@ -96,6 +96,13 @@ def _render(stats: Stats) -> Table:
         grid.add_row(_table("tasks", stats.tasks, False))
     if stats.breakers:
         grid.add_row(_breakers_table(stats.breakers))
+    if stats.throttled_keys:
+        keys = Table(title="throttled rate keys", title_justify="left")
+        for column in ("queue", "key", "until"):
+            keys.add_column(column)
+        for k in stats.throttled_keys:
+            keys.add_row(k.queue, k.key, _when(k.until))
+        grid.add_row(keys)
     return grid
 
 

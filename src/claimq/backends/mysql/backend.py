@@ -50,6 +50,7 @@ from claimq.backends.base import (
     Started,
     StatsRows,
     Table,
+    ThrottledKey,
     WorkerInfo,
     WorkerRecord,
     queue_settings,
@@ -227,6 +228,8 @@ def _refuse_flow(job: NewJob) -> None:
         raise InvalidInput(f"a concurrency key (concurrency_key/concurrency_limit) {_NEEDS_FLOW}")
     if flow.sequence_key is not None:
         raise InvalidInput(f"an ordered sequence (sequence_key) {_NEEDS_FLOW}")
+    if flow.rate_key is not None:
+        raise InvalidInput(f"a rate key (rate_key) {_NEEDS_FLOW}")
     if flow.unique != "until_done":
         raise InvalidInput(f"unique={flow.unique!r} {_NEEDS_FLOW}")
     if flow.on_conflict != "ignore":
@@ -1059,6 +1062,7 @@ class MySQLBackend(PlainOptionalParts):
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         """A rate limit or priority aging raises InvalidInput (flow control needs PostgreSQL or
         SQLite); lifting them (None) has nothing to lift and is accepted."""
@@ -1066,6 +1070,8 @@ class MySQLBackend(PlainOptionalParts):
             raise InvalidInput(f"a queue rate limit {_NEEDS_FLOW}")
         if aging is not UNSET and aging is not None:
             raise InvalidInput(f"priority aging {_NEEDS_FLOW}")
+        if key_rate_limit is not UNSET and key_rate_limit is not None:
+            raise InvalidInput(f"a per-key rate limit {_NEEDS_FLOW}")
         params = queue_settings(
             name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now())
         self._write(lambda cur: cur.execute(_Q.update_queue, params))
@@ -1082,6 +1088,9 @@ class MySQLBackend(PlainOptionalParts):
         return None
 
     def list_breakers(self) -> list[BreakerInfo]:
+        return []
+
+    def list_throttled_keys(self) -> list[ThrottledKey]:
         return []
 
     def list_queues(self) -> list[QueueInfo]:

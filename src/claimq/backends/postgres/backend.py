@@ -60,6 +60,7 @@ from claimq.backends.base import (
     Started,
     StatsRows,
     Table,
+    ThrottledKey,
     WorkerInfo,
     WorkerRecord,
     queue_settings,
@@ -281,12 +282,14 @@ def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement
 def _limited_by_key(job: NewJob) -> bool:
     """Whether the job's queue must claim per key (a concurrency or a sequence key)."""
     return job.flow is not None and (job.flow.concurrency_key is not None
-                                     or job.flow.sequence_key is not None)
+                                     or job.flow.sequence_key is not None
+                                     or job.flow.rate_key is not None)
 
 
 def _queue_info(row: dict[str, Any]) -> QueueInfo:
     flow = flow_settings(*(row.pop(c) for c in (
-        "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap")))
+        "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap", "key_rate_count",
+        "key_rate_period", "key_rate_burst")))
     age = row.pop("oldest_ready_age")
     return QueueInfo(**row, **flow, oldest_ready_age=None if age is None else float(age))
 
@@ -356,11 +359,12 @@ def _copy_field(value: str | None) -> str:
 
 
 def _copy_flow(flow: Flow) -> str:
-    """A job's flow columns in COPY text (concurrency key and limit, sequence key and wait)."""
+    """A job's flow columns in COPY text: concurrency key and limit, sequence key and wait,
+    rate key."""
     wait = _NULL if flow.sequence_wait is None else "t" if flow.sequence_wait else "f"
     limit = _NULL if flow.concurrency_limit is None else str(flow.concurrency_limit)
     return (f"\t{_copy_field(flow.concurrency_key)}\t{limit}"
-            f"\t{_copy_field(flow.sequence_key)}\t{wait}")
+            f"\t{_copy_field(flow.sequence_key)}\t{wait}\t{_copy_field(flow.rate_key)}")
 
 
 def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str:
@@ -383,7 +387,7 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
-        flow = "\t\\N\t\\N\t\\N\t\\N" if j.flow is None else _copy_flow(j.flow)
+        flow = "\t\\N\t\\N\t\\N\t\\N\t\\N" if j.flow is None else _copy_flow(j.flow)
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
                      f"{run_at}\t{created}\t{parts[2]}{flow}")
     lines.append("")
@@ -733,6 +737,7 @@ class PostgresBackend:
             "concurrency_limit": _numbers((j.flow or NO_FLOW).concurrency_limit for j in jobs),
             "sequence_key": _texts((j.flow or NO_FLOW).sequence_key for j in jobs),
             "sequence_wait": _bools((j.flow or NO_FLOW).sequence_wait for j in jobs),
+            "rate_key": _texts((j.flow or NO_FLOW).rate_key for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
@@ -818,6 +823,7 @@ class PostgresBackend:
             "concurrency_limit": flow.concurrency_limit,
             "sequence_key": flow.sequence_key,
             "sequence_wait": flow.sequence_wait,
+            "rate_key": flow.rate_key,
             "keyed": _limited_by_key(job),
             "statuses": _HOLDING[flow.unique],
             "period": None if flow.unique != "until_done" else (
@@ -1267,14 +1273,17 @@ class PostgresBackend:
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         params = {
             **queue_settings(
                 name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now()),
-            **flow_params(rate_limit, aging),
+            **flow_params(rate_limit, aging, key_rate_limit),
         }
-        with self._conn() as conn:
+        with self._conn() as conn, conn.transaction():
             conn.execute(self._q.update_queue, params)
+            if params["set_key_rate"]:
+                conn.execute(self._q.reset_rate_keys, params)
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
 
@@ -1294,6 +1303,11 @@ class PostgresBackend:
         with self._conn() as conn:
             rows = conn.execute(self._q.list_breakers, {"now": self._now()}).fetchall()
         return [breaker_info(r, lambda v: v) for r in rows]
+
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_throttled_keys, {"now": self._now()}).fetchall()
+        return [ThrottledKey(r["queue"], r["key"], r["until"]) for r in rows]
 
     def list_queues(self) -> list[QueueInfo]:
         with self._conn() as conn:

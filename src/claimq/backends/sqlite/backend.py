@@ -59,6 +59,7 @@ from claimq.backends.base import (
     Started,
     StatsRows,
     Table,
+    ThrottledKey,
     WorkerInfo,
     WorkerRecord,
     queue_settings,
@@ -136,6 +137,71 @@ class _Probe(NamedTuple):
     task: str
     state: str  # as the claim read it
     probe_id: int | None  # the job offered as its probe; 0: shut; None: none offered yet
+
+
+class _KeyBuckets:
+    """A flow queue's per-rate-key buckets during one claim: each key's tokens, read when
+    the claim first meets the key (no row: a full bucket; throttled: none)."""
+
+    def __init__(self, conn: sqlite3.Connection, params: dict[str, Any], state: Any) -> None:
+        self.conn, self.queue, self.now = conn, params["queue"], params["now"]
+        self.count: int | None = state["key_rate_count"]
+        self.interval = 0.0 if self.count is None else state["key_rate_period"] / self.count
+        self.burst: int = state["key_rate_burst"] or self.count or 0
+        self.left: dict[str, float] = {}
+        self.tat: dict[str, float] = {}
+        self.offered: dict[str, list[int]] = {}
+
+    def take(self, key: str, job_id: int) -> bool:
+        """Whether the key has a token left for this job (and takes it)."""
+        if key not in self.left:
+            row = self.conn.execute(_Q.rate_key_state, {"queue": self.queue, "key": key}
+                                    ).fetchone()
+            tat = max(row["tat"] or self.now, self.now) if row is not None else self.now
+            self.tat[key] = tat
+            if row is not None and (row["throttled_until"] or 0) > self.now:
+                self.left[key] = 0
+            elif self.count is None:
+                self.left[key] = math.inf
+            else:
+                self.left[key] = max(
+                    math.floor((self.now - tat) / self.interval + 1e-6) + self.burst, 0)
+        if self.left[key] <= 0:
+            return False
+        self.left[key] -= 1
+        self.offered.setdefault(key, []).append(job_id)
+        return True
+
+    def spend(self, chosen: set[int]) -> None:
+        if self.count is None:
+            return
+        for key, offered in self.offered.items():
+            n = len(chosen.intersection(offered))
+            if n:
+                self.conn.execute(_Q.rate_key_consume, {
+                    "queue": self.queue, "key": key, "tat": self.tat[key], "n": n,
+                    "interval": self.interval, "now": self.now})
+
+
+class _FlowBook:
+    """What one claim's flow queues spend once its jobs are chosen: rate-limited queues' tokens
+    (their tat and the jobs they offered), breakers' probes, rate keys' tokens."""
+
+    def __init__(self) -> None:
+        self.rated: dict[str, tuple[float, set[int]]] = {}
+        self.probes: list[_Probe] = []
+        self.buckets: list[_KeyBuckets] = []
+
+    def spend(self, conn: sqlite3.Connection, chosen: set[int], now: float) -> None:
+        for queue, (tat, offered) in self.rated.items():
+            spent = len(offered.intersection(chosen))
+            if spent:
+                conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
+        for probe in self.probes:
+            if probe.probe_id in chosen:  # the breaker is half_open while its probe is out
+                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
+        for buckets in self.buckets:
+            buckets.spend(chosen)
 
 
 def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
@@ -406,7 +472,8 @@ class SQLiteBackend(PlainOptionalParts):
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
             flow = job.flow or NO_FLOW
-            if flow.concurrency_key is not None or flow.sequence_key is not None:
+            if (flow.concurrency_key is not None or flow.sequence_key is not None
+                    or flow.rate_key is not None):
                 conn.execute(_Q.mark_keyed_queue, {"name": job.queue, "now": now})
             job_id = conn.execute(
                 _Q.insert_job,
@@ -427,6 +494,7 @@ class SQLiteBackend(PlainOptionalParts):
                     "concurrency_limit": flow.concurrency_limit,
                     "sequence_key": flow.sequence_key,
                     "sequence_wait": flow.sequence_wait,
+                    "rate_key": flow.rate_key,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -476,28 +544,20 @@ class SQLiteBackend(PlainOptionalParts):
         queues = None if req.queues is None else json.dumps(list(req.queues))
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
-        rated: dict[str, tuple[float, set[int]]] = {}  # rate-limited queue: its tat, its jobs
-        probes: list[_Probe] = []  # breakers' probes offered
+        book = _FlowBook()  # what the flow queues' claims spend once the jobs are chosen
         for name, free, flow in caps:
             if free <= 0:
                 continue
             params = {"queue": name, "now": now, "limit": min(free, req.limit)}
             if flow:
-                candidates.extend(self._flow_candidates(conn, params, rated, probes))
+                candidates.extend(self._flow_candidates(conn, params, book))
                 continue
             for row in conn.execute(_Q.claim_candidates, params):
                 candidates.append((-row["priority"], row["run_at"], row["id"]))
         if not candidates:
             return []
         chosen = [c[2] for c in sorted(candidates)[: req.limit]]
-        for queue, (tat, offered) in rated.items():
-            spent = len(offered.intersection(chosen))
-            if spent:
-                conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
-        taken = set(chosen)
-        for probe in probes:
-            if probe.probe_id in taken:  # the breaker is half_open while its probe is out
-                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
+        book.spend(conn, set(chosen), now)
         rows = conn.execute(
             _Q.claim_update,
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
@@ -508,13 +568,14 @@ class SQLiteBackend(PlainOptionalParts):
 
     def _flow_candidates(
         self, conn: sqlite3.Connection, params: dict[str, Any],
-        rated: dict[str, tuple[float, set[int]]], probes: list[_Probe],
+        book: _FlowBook,
     ) -> list[tuple[int, float, int]]:
         """A flow-controlled queue's claimable jobs, at most params["limit"]: no more than its
         rate limit's bucket holds, none whose concurrency key already runs its limit. The
         single writer's transaction makes the counts exact. A rate-limited queue's offer goes
-        into `rated` (the claim spends tokens for those it takes). No job of a task whose
-        circuit breaker is open; one (its probe, into `probes`) of one that cooled down."""
+        into `book` (the claim spends tokens for those it takes). No job of a task whose
+        circuit breaker is open; one (its probe, into `book`) of one that cooled down. A job
+        with a rate key takes a token of its key's bucket."""
         state = conn.execute(_Q.claim_flow_state, params).fetchone()
         limit, now = params["limit"], params["now"]
         if state["throttled_until"] is not None:
@@ -530,6 +591,8 @@ class SQLiteBackend(PlainOptionalParts):
                 return []
         running: dict[str, int] = json.loads(state["running"] or "{}")
         gates = self._gates(conn, params) if state["breakers"] else {}
+        buckets = _KeyBuckets(conn, params, state)
+        book.buckets.append(buckets)
         found: list[tuple[int, float, int]] = []
         rows = conn.execute(_Q.claim_flow_candidates, params)
         # each ordered sequence's head (none without keyed jobs), in the same order
@@ -545,17 +608,19 @@ class SQLiteBackend(PlainOptionalParts):
                 if gate.probe_id is not None:
                     continue  # shut, or its one probe already offered
                 gates[row["task"]] = gate._replace(probe_id=row["id"])
-                probes.append(gates[row["task"]])
+                book.probes.append(gates[row["task"]])
             key = row["concurrency_key"]
+            if key is not None and running.get(key, 0) >= row["concurrency_limit"]:
+                continue
+            if row["rate_key"] is not None and not buckets.take(row["rate_key"], row["id"]):
+                continue
             if key is not None:
-                if running.get(key, 0) >= row["concurrency_limit"]:
-                    continue
                 running[key] = running.get(key, 0) + 1
             found.append((-rank, row["run_at"], row["id"]))
             if len(found) >= limit:
                 break
         if state["rate_count"] is not None:
-            rated[params["queue"]] = (tat, {c[2] for c in found})
+            book.rated[params["queue"]] = (tat, {c[2] for c in found})
         return found
 
     def _gates(self, conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, _Probe]:
@@ -668,6 +733,8 @@ class SQLiteBackend(PlainOptionalParts):
                 "reason": item.reason,
                 "permanent": int(item.permanent),
             }
+            # a throttle pauses the job's rate key, if it has one, else its queue
+            keyed = conn.execute(_Q.owned_rate_key, params).fetchone() if item.throttle else None
             if conn.execute(_Q.fail_bury, params).rowcount == 1:
                 conn.execute(_Q.delete_owned, params)
                 result.dead.add(item.id)
@@ -676,7 +743,10 @@ class SQLiteBackend(PlainOptionalParts):
             else:
                 result.lost.add(item.id)
                 continue
-            if item.throttle > 0:
+            if keyed is not None and keyed[1] is not None:
+                conn.execute(_Q.throttle_key, {"queue": keyed[0], "key": keyed[1],
+                                               "until": now + item.throttle})
+            elif item.throttle > 0:
                 conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
             else:
                 conn.execute(_Q.breaker_failed, params)
@@ -867,15 +937,19 @@ class SQLiteBackend(PlainOptionalParts):
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
             now = self._time()
             conn.execute(_Q.ensure_queue, {"name": name, "now": now})
-            conn.execute(_Q.update_queue, {
+            params = {
                 **queue_settings(name, paused, active, max_workers, lease_seconds,
                                  timeout_seconds, now),
-                **flow_params(rate_limit, aging),
-            })
+                **flow_params(rate_limit, aging, key_rate_limit),
+            }
+            conn.execute(_Q.update_queue, params)
+            if params["set_key_rate"]:
+                conn.execute(_Q.reset_rate_keys, params)
         return next(q for q in self.list_queues() if q.name == name)
 
     def configure_breaker(
@@ -887,6 +961,11 @@ class SQLiteBackend(PlainOptionalParts):
             conn.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
             conn.execute(_Q.mark_breaker_queue, params)
         return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
+
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        rows = self._conn().execute(_Q.list_throttled_keys, {"now": self._time()}).fetchall()
+        return [ThrottledKey(r["queue"], r["key"], datetime.fromtimestamp(r["until"], UTC))
+                for r in rows]
 
     def list_breakers(self) -> list[BreakerInfo]:
         rows = self._conn().execute(_Q.list_breakers, {"now": self._time()}).fetchall()
@@ -1005,7 +1084,8 @@ class SQLiteBackend(PlainOptionalParts):
                 archived=r["archived"],
                 dead=r["dead"],
                 **flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
-                                r["aging_step"], r["aging_cap"]),
+                                r["aging_step"], r["aging_cap"], r["key_rate_count"],
+                                r["key_rate_period"], r["key_rate_burst"]),
                 throttled_until=_ts(r["throttled_until"], "throttled_until", []),
                 keyed=bool(r["keyed"]),
             )

@@ -7,12 +7,16 @@
 -- priority counts one more for every aging_step seconds it has been due, at most aging_cap
 -- more. A throttled queue hands out nothing until its throttle has passed. Of the jobs with a
 -- sequence key, only each sequence's head may be claimed (heads). A task whose circuit breaker
--- is open hands out nothing, one cooled down hands out one job, its probe (gates). Like
+-- is open hands out nothing, one cooled down hands out one job, its probe (gates). A job with
+-- a rate key takes a token of its key's own bucket (key_rate_*; none while the key is
+-- throttled). Like
 -- settle.sql it
 -- first completes the batch's finished jobs; its rows are settle.sql's.
 WITH {settle_done},
 fq AS (
-    SELECT q.name, q.lease_seconds, q.aging_step, q.aging_cap,
+    SELECT q.name, q.lease_seconds, q.aging_step, q.aging_cap, q.key_rate_count,
+           q.key_rate_period / q.key_rate_count AS key_emission,
+           coalesce(q.key_rate_burst, q.key_rate_count) AS key_burst,
            q.rate_count, q.rate_period / q.rate_count AS emission,
            greatest(coalesce(q.rate_tat, {now}), {now}) AS tat, q.throttled_until,
            CASE WHEN q.throttled_until > {now} THEN 0 ELSE least(
@@ -57,6 +61,17 @@ fq AS (
     FROM {schema}.breakers b
     LEFT JOIN {schema}.jobs p ON p.id = b.probe_id
     WHERE b.queue = ANY(%(flow)s::text[]) AND b.state <> 'closed'
+), key_rates AS (
+    -- the rate keys of the flow queues that have a row: the tokens their buckets hold now
+    -- (none while throttled); a key without a row has a full bucket (key_burst)
+    SELECT k.queue, k.key, greatest(coalesce(k.tat, {now}), {now}) AS tat,
+           CASE WHEN k.throttled_until > {now} THEN 0
+                WHEN fq.key_rate_count IS NULL THEN %(limit)s
+                ELSE greatest(floor(extract(epoch FROM {now} - greatest(coalesce(k.tat, {now}),
+                                                                       {now}))
+                                    / fq.key_emission + 1e-6)::int + fq.key_burst, 0)
+           END AS tokens
+    FROM {schema}.rate_keys k JOIN fq ON fq.name = k.queue
 ), heads AS (
     -- Ordered sequences: per sequence key with pending jobs, its blocker is its first live job
     -- in id order that is not a failed one of on_failure="skip" waiting for its retry. While
@@ -83,6 +98,10 @@ fq AS (
     -- can take, for keys that have room for fewer jobs than they have waiting. With aging, also
     -- the oldest of each priority level an aged job could reach from (a few index probes).
     SELECT DISTINCT ON (s.id) s.*, fq.free, fq.lease_seconds,
+           CASE WHEN s.rate_key IS NULL THEN NULL
+                ELSE coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = s.queue
+                                                                AND k.key = s.rate_key),
+                              fq.key_burst, %(limit)s) END AS key_tokens,
            (SELECT g.gate FROM gates g WHERE g.queue = s.queue AND g.task = s.task) AS gate,
            s.priority + CASE WHEN fq.aging_step IS NULL THEN 0
                              ELSE least(fq.aging_cap, floor(extract(epoch FROM {now} - s.run_at)
@@ -91,12 +110,16 @@ fq AS (
     FROM fq
     CROSS JOIN LATERAL (
         (SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-                j.concurrency_limit
+                j.concurrency_limit, j.rate_key
          FROM {schema}.jobs j
          WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
            AND j.sequence_key IS NULL
            AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = fq.name AND g.task = j.task
                                                   AND g.gate = 'shut')
+           AND (j.rate_key IS NULL
+                OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = fq.name
+                                                              AND k.key = j.rate_key),
+                            fq.key_burst, 1) > 0)
            AND (j.concurrency_key IS NULL
                 OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
                                                       AND b.concurrency_key = j.concurrency_key),
@@ -113,7 +136,7 @@ fq AS (
               ORDER BY t.priority DESC, t.run_at, t.id LIMIT 1) - 1) AS level
          CROSS JOIN LATERAL (
              SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-                j.concurrency_limit
+                j.concurrency_limit, j.rate_key
              FROM {schema}.jobs j
              WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
                AND j.priority = level AND j.sequence_key IS NULL
@@ -123,13 +146,17 @@ fq AS (
          WHERE fq.aging_step IS NOT NULL)
         UNION ALL
         (SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-                j.concurrency_limit
+                j.concurrency_limit, j.rate_key
          FROM {schema}.jobs j
          WHERE j.id IN (SELECT id FROM heads) AND j.queue = fq.name)
     ) s
     WHERE fq.free > 0
       AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = s.queue AND g.task = s.task
                                              AND g.gate = 'shut')
+      AND (s.rate_key IS NULL
+           OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = s.queue
+                                                         AND k.key = s.rate_key),
+                       fq.key_burst, 1) > 0)
       AND (s.concurrency_key IS NULL
            OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
                                                  AND b.concurrency_key = s.concurrency_key),
@@ -139,14 +166,17 @@ fq AS (
         SELECT s.*, row_number() OVER (PARTITION BY s.queue, s.concurrency_key
                                        ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_key,
                row_number() OVER (PARTITION BY s.queue, s.task
-                                  ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_task
+                                  ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_task,
+               row_number() OVER (PARTITION BY s.queue, s.rate_key
+                                  ORDER BY s.claim_rank DESC, s.run_at, s.id) AS nth_of_rate_key
         FROM scan s
     ) r
     LEFT JOIN busy b ON b.queue = r.queue AND b.concurrency_key = r.concurrency_key
     WHERE (r.concurrency_key IS NULL OR coalesce(b.n, 0) + r.nth_of_key <= r.concurrency_limit)
       AND (r.gate IS DISTINCT FROM 'probe' OR r.nth_of_task = 1)
+      AND (r.rate_key IS NULL OR r.nth_of_rate_key <= r.key_tokens)
 ), chosen AS (
-    SELECT c.id, c.queue, c.lease_seconds FROM (
+    SELECT c.id, c.queue, c.lease_seconds, c.rate_key FROM (
         SELECT r.*, row_number() OVER (PARTITION BY r.queue
                                        ORDER BY r.claim_rank DESC, r.run_at, r.id) AS nth_of_queue
         FROM room r
@@ -181,6 +211,22 @@ fq AS (
            ON n.queue = fq.name
     WHERE q.name = fq.name
       AND ((fq.rate_count IS NOT NULL AND n.claimed > 0) OR fq.throttled_until <= {now})
+), key_spent AS (
+    -- the claimed jobs' rate keys pay their buckets (a row per key, made at its first claim);
+    -- a throttle past is cleared
+    INSERT INTO {schema}.rate_keys AS k (queue, key, tat)
+    SELECT ch.queue, ch.rate_key,
+           coalesce(max(kr.tat), {now}) + make_interval(secs => max(fq.key_emission) * count(*))
+    FROM claimed c
+    JOIN chosen ch ON ch.id = c.id
+    JOIN fq ON fq.name = ch.queue
+    LEFT JOIN key_rates kr ON kr.queue = ch.queue AND kr.key = ch.rate_key
+    WHERE ch.rate_key IS NOT NULL AND fq.key_rate_count IS NOT NULL
+    GROUP BY ch.queue, ch.rate_key
+    ON CONFLICT (queue, key) DO UPDATE
+    SET tat = EXCLUDED.tat,
+        throttled_until = CASE WHEN k.throttled_until <= {now} THEN NULL
+                               ELSE k.throttled_until END
 ), probed AS (
     -- a probe claimed: its breaker is half_open; a probe that finished: its breaker closes
     -- (unless a failure written meanwhile changed its state)

@@ -21,12 +21,13 @@ WITH new_id AS (
     INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key, priority,
                                max_attempts, run_at, created_at, updated_at, timeout_seconds,
                                retry, trace_context, concurrency_key, concurrency_limit,
-                               sequence_key, sequence_wait)
+                               sequence_key, sequence_wait, rate_key)
     SELECT job_id, %(queue)s, %(task)s, %(payload)s::jsonb, %(tags)s::text[], %(key)s,
            %(priority)s, %(max_attempts)s,
            coalesce(%(run_at)s::timestamptz, {now} + make_interval(secs => %(delay)s)),
            {now}, {now}, %(timeout_seconds)s, %(retry)s::jsonb, %(trace_context)s,
-           %(concurrency_key)s, %(concurrency_limit)s::int, %(sequence_key)s, %(sequence_wait)s
+           %(concurrency_key)s, %(concurrency_limit)s::int, %(sequence_key)s, %(sequence_wait)s,
+           %(rate_key)s
     FROM key
     RETURNING id, queue
 )

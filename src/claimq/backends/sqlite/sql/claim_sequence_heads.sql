@@ -13,7 +13,8 @@ WITH seqs AS (
             ORDER BY b.id LIMIT 1) AS blocker
     FROM seqs s
 )
-SELECT j.id, j.task, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+SELECT j.id, j.task, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
+       j.rate_key
 FROM blockers x
 JOIN claimq_jobs j ON j.id = (
     SELECT c.id FROM claimq_jobs c
