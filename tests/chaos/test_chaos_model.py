@@ -1,6 +1,7 @@
 """Scenario 10: a property-based test of the job state machine against a model.
 
-hypothesis drives random interleavings of enqueue, claim (fetched, or started at once), start,
+hypothesis drives random interleavings of enqueue (plain, keyed, in an ordered sequence), claim
+(fetched, or started at once), start,
 heartbeat, complete, fail (retryable, permanent), release, cancel, reap, resurrect and clock
 advance through the real App and backend, on a real SQLite file and a real PostgreSQL schema.
 Every owner operation is tried with any token ever handed out (current or stale). After every
@@ -92,6 +93,8 @@ class MJob:
     errors: int = 0
     reason: str | None = None
     payload: dict[str, int] | None = None  # checked for keyed jobs (debounce replaces it)
+    sequence: str | None = None  # an ordered sequence's key
+    wait: bool = True  # on_failure="wait": a failed job holds its sequence while it retries
 
 
 @dataclass
@@ -230,11 +233,46 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             self.jobs[job_id] = MJob(job_id, 0, 20, (self.vt + delay, self.tick()),
                                      payload={"n": n})
 
+        @rule(sequence=st.sampled_from("st"), wait=st.booleans(), priority=st.integers(0, 2),
+              delay=st.sampled_from((0, 0, 20)), max_attempts=st.integers(1, 3))
+        def enqueue_sequenced(self, sequence: str, wait: bool, priority: int, delay: int,
+                              max_attempts: int) -> None:
+            """Ordered sequences: one job of a sequence at a time, in id order; a failed one
+            holds the rest while it waits for its retry ("wait") or lets the next go ("skip")."""
+            job_id = self.app.enqueue(
+                "chaos.model", {"p": priority}, priority=priority, delay=delay,
+                max_attempts=max_attempts, sequence_key=sequence,
+                on_failure="wait" if wait else "skip")
+            assert job_id not in self.jobs
+            self.jobs[job_id] = MJob(job_id, priority, max_attempts,
+                                     (self.vt + delay, self.tick()), sequence=sequence,
+                                     wait=wait)
+
+        def due(self, m: MJob) -> bool:
+            return m.table == "live" and m.status == "pending" and m.run_at[0] <= self.vt
+
+        def heads(self) -> list[MJob]:
+            """Each sequence's claimable job: none while its blocker (its first live job that
+            is not a failed "skip" one waiting for its retry) runs; else the first due one up
+            to the blocker."""
+            found = []
+            for sequence in {m.sequence for m in self.jobs.values() if m.sequence}:
+                live = sorted((m for m in self.jobs.values()
+                               if m.sequence == sequence and m.table == "live"),
+                              key=lambda m: m.id)
+                blocker = next((m for m in live if m.status != "pending" or m.wait
+                                or m.errors == 0), None)
+                if blocker is not None and blocker.status != "pending":
+                    continue
+                found.extend([m for m in live if self.due(m)
+                              and (blocker is None or m.id <= blocker.id)][:1])
+            return found
+
         @rule(limit=st.integers(1, 3), start=st.booleans(), worker=st.sampled_from("AB"))
         def claim(self, limit: int, start: bool, worker: str) -> None:
             claimable = sorted(
-                (m for m in self.jobs.values()
-                 if m.table == "live" and m.status == "pending" and m.run_at[0] <= self.vt),
+                [m for m in self.jobs.values() if self.due(m) and m.sequence is None]
+                + self.heads(),
                 key=lambda m: (-m.priority, m.run_at, m.id),
             )
             want = [m.id for m in claimable[:limit]]
@@ -295,7 +333,9 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.handles)
         @rule(i=st.integers(0, 10_000), permanent=st.booleans(), delay=st.sampled_from(DELAYS))
         def fail(self, i: int, permanent: bool, delay: int) -> None:
-            h = self.handle(i)
+            self.fail_with(self.handle(i), permanent, delay)
+
+        def fail_with(self, h: Job, permanent: bool, delay: int) -> None:
             m = self.owned(h, ("fetched", "processing"))
             reason = "permanent_error" if permanent else "retries_exhausted"
             error = {"attempt": h.attempts, "worker": h.worker_id, "error": "Boom",
@@ -314,6 +354,19 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                     assert result.retried == {h.id}
                     self.to_pending(m, (self.vt + delay, self.seq + 1))
             self.tick()
+
+        def running_sequenced(self) -> list[Job]:
+            return [h for h in self.handles if self.jobs[h.id].sequence is not None
+                    and self.owned(h, ("fetched", "processing")) is not None]
+
+        @precondition(lambda self: self.running_sequenced())
+        @rule(i=st.integers(0, 10_000), start=st.booleans())
+        def a_sequence_head_fails_and_others_claim(self, i: int, start: bool) -> None:
+            """The path on_failure exists for, in one step: a sequence's running job fails and
+            waits 20 s for its retry, and the next claim comes (skip: its next job may go)."""
+            running = self.running_sequenced()
+            self.fail_with(running[i % len(running)], False, 20)
+            self.claim(3, start, "B")
 
         @precondition(lambda self: self.handles)
         @rule(i=st.integers(0, 10_000))
@@ -376,6 +429,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             else:
                 self.app.resurrect(m.id, priority=priority)
                 m.table, m.status, m.attempts = "live", "pending", 0
+                m.sequence = None  # a dead letter keeps no sequence key
                 m.cancel, m.reason = False, None
                 m.token, m.lease_until, m.run_at = None, None, (self.vt, self.seq + 1)
                 if priority is not None:
