@@ -12,7 +12,10 @@ step the whole database must equal the model:
   current token, and only an operation with that token and a valid state succeeds;
 - no stale write: an operation with a stale token raises LeaseLost (or reports the job lost) and
   changes nothing at all;
-- the history: each failure and each reaped lease adds exactly one entry.
+- the history: each failure and each reaped lease adds exactly one entry;
+- flow control: a sequence's jobs are claimed one at a time in id order (on_failure "wait" or
+  "skip"); with the circuit breaker some examples give the task, its state is the model's and
+  a claim takes nothing while it is open, one probe once it has cooled down.
 
 Time: SQLite runs on a fake clock (SQLiteBackend(clock=...)); PostgreSQL's clock cannot be
 moved, so "advance" shifts every live job's run_at and lease_until back instead (the same thing,
@@ -50,6 +53,9 @@ pytestmark = pytest.mark.timeout(300)
 LEASE = 10
 STEP = 11
 DELAYS = (0, 20)
+# The circuit breaker some examples give chaos.model: 2 failures within 30 s open it for 20 s
+# (one or two advances: 8 s or more from a tie, whatever the real time spent).
+BREAKER = {"failures": 2, "window": 30, "cooldown": 20}
 SETTINGS = settings(
     max_examples=1000 if SOAK else 100,
     stateful_step_count=50,
@@ -98,6 +104,17 @@ class MJob:
 
 
 @dataclass
+class MBreaker:
+    """The model of chaos.model's circuit breaker (README "Flow control")."""
+
+    state: str = "closed"
+    failures: int = 0
+    window_until: int | None = None
+    open_until: int | None = None
+    probe: int | None = None
+
+
+@dataclass
 class Env:
     """One fresh database per example, and how to move its clock."""
 
@@ -129,7 +146,7 @@ class PgEnvs:
         s = self.schema
         with self.app.transaction() as conn:
             conn.execute(f"TRUNCATE {s}.jobs, {s}.archive, {s}.dead, {s}.queues,"
-                         f" {s}.idempotency_keys")
+                         f" {s}.idempotency_keys, {s}.breakers")
 
         def advance(seconds: float) -> None:
             with self.app.transaction() as conn:
@@ -138,6 +155,10 @@ class PgEnvs:
                     " lease_until = lease_until - make_interval(secs => %s)",
                     (seconds, seconds),
                 )
+                conn.execute(
+                    f"UPDATE {s}.breakers SET window_until = window_until"
+                    " - make_interval(secs => %s), open_until = open_until"
+                    " - make_interval(secs => %s)", (seconds, seconds))
 
         return Env(self.app, advance)
 
@@ -158,6 +179,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             self.vt = 0  # virtual now, in seconds
             self.seq = 0
             self.keys: dict[str, int] = {}  # idempotency key -> the job holding its row
+            self.breaker: MBreaker | None = None  # chaos.model's, in the default queue
 
         def teardown(self) -> None:
             self.env.cleanup()
@@ -199,8 +221,12 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
 
         # -- rules ---------------------------------------------------------------------------
 
-        @initialize(priorities=st.lists(st.integers(0, 2), min_size=2, max_size=4))
-        def some_jobs(self, priorities: list[int]) -> None:
+        @initialize(priorities=st.lists(st.integers(0, 2), min_size=2, max_size=4),
+                    breaker=st.booleans())
+        def some_jobs(self, priorities: list[int], breaker: bool) -> None:
+            if breaker:
+                self.app.configure_breaker("chaos.model", queue="default", **BREAKER)
+                self.breaker = MBreaker()
             for p in priorities:
                 self.enqueue(p, 0, 2)
 
@@ -268,6 +294,34 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                               and (blocker is None or m.id <= blocker.id)][:1])
             return found
 
+        def gate(self) -> str:
+            """What the breaker lets a claim take of chaos.model (every job here): "shut",
+            "probe" (one job), "open" (as usual). A half-open breaker whose probe has left
+            the live jobs without failing (a failure reopens it) closes at the claim."""
+            b = self.breaker
+            if b is None or b.state == "closed":
+                return "open"
+            if b.state == "open":
+                assert b.open_until is not None
+                return "shut" if b.open_until > self.vt else "probe"
+            probe = self.jobs[b.probe] if b.probe is not None else None
+            if probe is None or probe.table != "live":
+                b.state, b.failures, b.window_until, b.probe = "closed", 0, None, None
+                return "open"
+            return "probe" if probe.status == "pending" else "shut"
+
+        def breaker_failed(self) -> None:
+            """A failed attempt (fail.sql) counts towards opening the breaker."""
+            b = self.breaker
+            if b is None or b.state == "open":
+                return
+            fresh = b.window_until is None or b.window_until <= self.vt
+            b.failures = 1 if fresh else b.failures + 1
+            if fresh:
+                b.window_until = self.vt + BREAKER["window"]
+            if b.state == "half_open" or b.failures >= BREAKER["failures"]:
+                b.state, b.open_until = "open", self.vt + BREAKER["cooldown"]
+
         @rule(limit=st.integers(1, 3), start=st.booleans(), worker=st.sampled_from("AB"))
         def claim(self, limit: int, start: bool, worker: str) -> None:
             claimable = sorted(
@@ -275,10 +329,15 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                 + self.heads(),
                 key=lambda m: (-m.priority, m.run_at, m.id),
             )
-            want = [m.id for m in claimable[:limit]]
+            gate = self.gate()
+            want = [] if gate == "shut" else [m.id for m in claimable[:1 if gate == "probe"
+                                                                     else limit]]
             got = self.app.claim(f"worker-{worker}", limit=limit, lease=LEASE, start=start)
             self.tick()
             assert [j.id for j in got] == want, "claim took other jobs than the model's"
+            if gate == "probe" and want:
+                assert self.breaker is not None
+                self.breaker.state, self.breaker.probe = "half_open", want[0]
             for j in got:
                 m = self.jobs[j.id]
                 assert j.claim_token and j.claim_token not in self.tokens, "a token came back"
@@ -347,6 +406,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                 assert result.lost == {h.id} and not result.dead and not result.retried
             else:
                 m.errors += 1
+                self.breaker_failed()
                 if permanent or m.attempts >= m.max_attempts:
                     assert result.dead == {h.id}
                     self.bury(m, reason)
@@ -472,6 +532,12 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                     assert j.cancel_requested == m.cancel
             current = [m.token for m in self.jobs.values() if m.token]
             assert len(current) == len(set(current))
+            if self.breaker is not None:
+                (b,) = self.app.breakers()
+                got_b = (b.state, b.probe_id if b.state == "half_open" else None)
+                want_b = (self.breaker.state,
+                          self.breaker.probe if self.breaker.state == "half_open" else None)
+                assert got_b == want_b, f"breaker: database {got_b} != model {want_b}"
 
     JobStateMachine.__name__ = "JobStateMachine"
     return JobStateMachine
