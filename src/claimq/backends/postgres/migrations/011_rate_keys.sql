@@ -16,3 +16,7 @@ CREATE TABLE {schema}.rate_keys (
     throttled_until timestamptz,
     PRIMARY KEY (queue, key)
 );
+-- The claim reads only the keys whose bucket is not full or that are throttled.
+CREATE INDEX rate_keys_tat ON {schema}.rate_keys (queue, tat);
+CREATE INDEX rate_keys_throttled ON {schema}.rate_keys (queue, throttled_until)
+    WHERE throttled_until IS NOT NULL;

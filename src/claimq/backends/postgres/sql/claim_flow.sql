@@ -62,8 +62,9 @@ fq AS (
     LEFT JOIN {schema}.jobs p ON p.id = b.probe_id
     WHERE b.queue = ANY(%(flow)s::text[]) AND b.state <> 'closed'
 ), key_rates AS (
-    -- the rate keys of the flow queues that have a row: the tokens their buckets hold now
-    -- (none while throttled); a key without a row has a full bucket (key_burst)
+    -- the rate keys of the flow queues whose bucket is not full or that are throttled (two
+    -- index ranges: the keys used lately): the tokens their buckets hold now (none while
+    -- throttled); any other key has a full bucket (key_burst)
     SELECT k.queue, k.key, greatest(coalesce(k.tat, {now}), {now}) AS tat,
            CASE WHEN k.throttled_until > {now} THEN 0
                 WHEN fq.key_rate_count IS NULL THEN %(limit)s
@@ -72,6 +73,7 @@ fq AS (
                                     / fq.key_emission + 1e-6)::int + fq.key_burst, 0)
            END AS tokens
     FROM {schema}.rate_keys k JOIN fq ON fq.name = k.queue
+    WHERE k.tat > {now} OR k.throttled_until > {now}
 ), heads AS (
     -- Ordered sequences: per sequence key with pending jobs, its blocker is its first live job
     -- in id order that is not a failed one of on_failure="skip" waiting for its retry. While
