@@ -22,4 +22,4 @@ lint: setup
 # The long soaks (marker `soak`) are left out; their one-round forms run. All of it:
 # `$(BIN)/pytest -q`.
 test: setup lint
-	$(BIN)/pytest -q -p no:cacheprovider -m "not soak"
+	$(BIN)/pytest -q -p no:cacheprovider -m "not soak" --durations=25

@@ -22,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import psycopg
 from psycopg_pool import PoolTimeout
@@ -66,18 +66,46 @@ def unavailable_reason() -> str | None:
 def require_cluster() -> None:
     """Skip the calling test when no cluster can be made; fail it under
     CLAIMQ_REQUIRE_POSTGRES=1, so a CI run never passes by skipping."""
+    require_or_skip(unavailable_reason(), "a throwaway PostgreSQL cluster",
+                    "CLAIMQ_REQUIRE_POSTGRES")
+
+
+def require_or_skip(reason: str | None, what: str, required_by: str) -> None:
+    """Nothing when `reason` is None; else skip the calling test, or fail it when the
+    environment variable `required_by` is 1 (CI: a run never passes by skipping)."""
     import pytest
 
-    reason = unavailable_reason()
     if reason is None:
         return
-    message = f"cannot start a throwaway PostgreSQL cluster: {reason}"
-    if os.environ.get("CLAIMQ_REQUIRE_POSTGRES") == "1":
-        pytest.fail(message + " (CLAIMQ_REQUIRE_POSTGRES=1)")
+    message = f"cannot start {what}: {reason}"
+    if os.environ.get(required_by) == "1":
+        pytest.fail(f"{message} ({required_by}=1)")
     pytest.skip(message)
 
 
-class PgCluster:
+class Throwaway:
+    """A server of a test's own as a context manager: started on entry (removed again if that
+    fails), destroyed on exit."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def destroy(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            self.start()
+        except BaseException:
+            self.destroy()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+
+class PgCluster(Throwaway):
     """One PostgreSQL server of its own: data directory, port, socket directory and log."""
 
     def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None) -> None:
@@ -185,16 +213,6 @@ class PgCluster:
                 self.stop("immediate")
         shutil.rmtree(self.base, ignore_errors=True)
 
-    def __enter__(self) -> PgCluster:
-        try:
-            self.start()
-        except BaseException:
-            self.destroy()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
 
 
 T = TypeVar("T")

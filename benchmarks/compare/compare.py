@@ -163,7 +163,8 @@ class Cluster:
 def claimq_burn(database: str, a: argparse.Namespace, processes: int = 1) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "claimq.bench", "--mode", "burn", "--jobs", str(a.jobs),
            "--processes", str(processes), "--concurrency", str(a.concurrency),
-           "--enqueue-batch", str(a.enqueue_batch), "--database", database, "--json"]
+           "--enqueue-batch", str(a.enqueue_batch), "--database", database, "--json",
+           "--metrics"]  # as run in production: worker registry on, Prometheus /metrics served
     if database.startswith("postgresql"):
         cmd.append("--analyze")
     out = json.loads(run(cmd, timeout=a.timeout).stdout)
@@ -543,6 +544,7 @@ def main() -> int:
                      "enqueue_batch": a.enqueue_batch, "claim_batch": batch,
                      "pgbench_clients": a.pgbench_clients, "sqlite_processes": sqlite_procs,
                      "handler": "async no-op (huey: sync no-op)",
+                     "claimq_worker": "worker registry on, Prometheus /metrics served (--metrics)",
                      "drain_clock": "first handler call -> last job recorded as done",
                      "analyze_after_enqueue": True},
         "versions": versions,

@@ -322,6 +322,7 @@ class Settings:
     keys: int | None = None  # burn: jobs spread over this many concurrency keys (limit 1 each)
     queue_rate: str | None = None  # burn: the queue's rate limit ("1000/s")
     queue_burst: int | None = None
+    metrics: bool = False  # the workers serve Prometheus /metrics (on a free port)
 
     @property
     def task(self) -> str:
@@ -333,6 +334,7 @@ class Settings:
             "batch": self.batch,
             "poll_interval": self.poll_interval,
             "grace": 10.0,
+            **({"metrics_port": 0, "metrics_host": "127.0.0.1"} if self.metrics else {}),
         }
 
 
@@ -358,6 +360,7 @@ class Report:
             "enqueue_batch": s.enqueue_batch,
             "poll_interval": s.poll_interval,
             "analyze_after_enqueue": s.analyze,
+            "metrics_served": s.metrics,
             **({"rate": s.rate, "backlog_cap": s.backlog_cap} if s.mode == "sustained" else {}),
             **self.results,
             "python": platform.python_version(),
@@ -725,13 +728,15 @@ def summary_table(data: dict[str, Any]) -> Table:
               help="Burn: give the queue this rate limit (e.g. 1000/s).")
 @click.option("--queue-burst", type=click.IntRange(1), default=None,
               help="Burn: with --queue-rate, its burst (default: the rate's count).")
+@click.option("--metrics", is_flag=True,
+              help="Workers serve Prometheus /metrics while they run (the metrics extra).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def command(
     database: str | None, mode: str, jobs: int | None, processes: int, concurrency: int,
     batch: int | None, rate: float, backlog_cap: int | None, enqueue_batch: int,
     poll_interval: float, idle_gap: float, sync: bool, timeout: float, analyze: bool,
     reuse: bool, keep: bool, keys: int | None, queue_rate: str | None,
-    queue_burst: int | None, as_json: bool,
+    queue_burst: int | None, metrics: bool, as_json: bool,
 ) -> None:
     """Benchmark claimq on a database: bulk enqueue and drain (burn), a steady producer
     (sustained) or idle latency (idle); then check that every job ran exactly once."""
@@ -743,7 +748,7 @@ def command(
         concurrency=concurrency, batch=batch, rate=rate, backlog_cap=backlog_cap,
         enqueue_batch=enqueue_batch, poll_interval=poll_interval, sync=sync, timeout=timeout,
         idle_gap=idle_gap, analyze=analyze, keys=keys, queue_rate=queue_rate,
-        queue_burst=queue_burst,
+        queue_burst=queue_burst, metrics=metrics,
     )
     target = Target.make(url, fresh=not reuse)
     console = Console(stderr=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from claimq import _validate
 from claimq._worker.claims import Claims
-from claimq._worker.completer import Completer
+from claimq._worker.completer import WRITERS, WRITERS_CONCURRENT, Completer
 from claimq._worker.dbcall import DB
 from claimq._worker.executor import Executor
 from claimq._worker.fetcher import Fetcher, wait_any
@@ -252,7 +252,8 @@ class Worker:
         claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
                         queues=self.queues, lease=self.lease, batch=self.batch,
                         on_loop=on_loop, stopping=stopping.is_set)
-        completer = Completer(backend, db, registry, counters, claims)
+        completer = Completer(backend, db, registry, counters, claims,
+                              writers=WRITERS_CONCURRENT if on_loop else WRITERS)
         executor = Executor(
             self.app, backend, db, registry, counters, completer, worker_id=self.worker_id,
             lease=self.lease, default_lease=DEFAULT_LEASE, concurrency=self.concurrency,

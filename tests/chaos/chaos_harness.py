@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -338,6 +338,48 @@ def check_invariants(
     assert len(keys) == len(set(keys))
     return {"jobs": len(expected), "runs": len(all_runs), "extra_runs": extra_runs,
             "overlapping_runs": overlaps, "effects": len(effects)}
+
+
+def start_outage_scenario(
+    app: App, spawn: Callable[..., WorkerProcess], options: dict[str, Any]
+) -> tuple[list[WorkerProcess], Feeder, Sampler]:
+    """The start of a database-outage scenario: claimq's and the business tables, two started
+    workers, and a feeder and a sampler running."""
+    app.migrate()
+    biz.create_tables(app)
+    workers = [spawn(app.url, **options) for _ in range(2)]
+    for w in workers:
+        w.wait_started()
+    feeder = Feeder(app, slow=0.5, every=0.2)
+    sampler = Sampler(app)
+    feeder.start()
+    sampler.start()
+    return workers, feeder, sampler
+
+
+def finish_outage_scenario(
+    app: App, ids: list[int], sampler: Sampler, workers: Sequence[WorkerProcess]
+) -> tuple[dict[str, Any], list[Any]]:
+    """The end of a database-outage scenario: every job of `ids` archived, the workers alive
+    and stopped cleanly, the invariants held (a run may have begun on a lease the outage took),
+    some job reaped (work was in flight through the outage), no two valid owners sampled, the
+    outage and the recovery in the workers' logs. Returns the summary and the reaped jobs."""
+    wait_finished(app, ids, timeout=90)
+    sampler.stop.set()
+    sampler.join(10)
+    for w in workers:
+        assert w.alive(), "a worker died of the outage:\n" + w.log()[-3000:]
+        assert w.stop(timeout=30) == 0
+    summary = check_invariants(app, dict.fromkeys(ids, ARCHIVE), allow_invalid_start=True)
+    # The outage outlasted the leases in flight: the reaper recovered some jobs.
+    reaped = [j for j in map(app.get_job, ids)
+              if any(e["error"] == "LeaseExpired" for e in j.errors)]
+    assert reaped, "no job was in flight through the outage: the scenario proved nothing"
+    assert sampler.samples > 20, (sampler.samples, sampler.errors[-3:])
+    assert not sampler.violations, sampler.violations[:5]
+    logs = "".join(w.log() for w in workers)
+    assert "database unavailable" in logs and "database reachable again" in logs
+    return summary, reaped
 
 
 def drop_schema(base_url: str, schema: str) -> None:

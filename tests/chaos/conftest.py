@@ -16,8 +16,9 @@ from dbs import fresh_db_url
 
 from claimq import App
 
-# The scenarios that run on MariaDB too (the rest: SQLite and PostgreSQL; MariaDB has no TCP
-# proxy of the PostgreSQL wire protocol here, nor a throwaway cluster to restart).
+# The scenarios whose `db_url` tests run on MariaDB too (the rest: SQLite and PostgreSQL). MariaDB
+# has scenarios of its own besides: test_chaos_mariadb (KILL CONNECTION), test_chaos_mariadb_restart
+# (a throwaway server restarted and crashed) and the MySQL-protocol cut in test_chaos_lost_response.
 MARIADB_MODULES = frozenset({
     "test_chaos_kill", "test_chaos_repeated_kills", "test_chaos_stall", "test_chaos_locks",
     "test_chaos_lost_response", "test_chaos_priority_bulkhead",

@@ -16,17 +16,9 @@ from __future__ import annotations
 
 import time
 
-import chaos_biz as biz
 import psycopg
 import pytest
-from chaos_harness import (
-    ARCHIVE,
-    Feeder,
-    Sampler,
-    check_invariants,
-    finished_ids,
-    wait_finished,
-)
+from chaos_harness import finish_outage_scenario, finished_ids, start_outage_scenario
 from pgcluster import PgCluster, require_cluster, through_outage
 
 from claimq import App
@@ -52,16 +44,8 @@ def test_database_restarts_and_killed_backends(spawn) -> None:
         url = cluster.url("?schema=chaos")
         app = App(url)
         try:
-            app.migrate()
-            biz.create_tables(app)
-            workers = [spawn(url, **OPTIONS) for _ in range(2)]
-            for w in workers:
-                w.wait_started()
-            feeder = Feeder(app, slow=0.5, every=0.2)
+            workers, feeder, sampler = start_outage_scenario(app, spawn, OPTIONS)
             ids = feeder.ids
-            sampler = Sampler(app)
-            feeder.start()
-            sampler.start()
 
             time.sleep(2.0)
             killed = 0
@@ -94,24 +78,9 @@ def test_database_restarts_and_killed_backends(spawn) -> None:
             time.sleep(2.0)
             feeder.stop()
 
-            wait_finished(app, ids, timeout=90)
-            sampler.stop.set()
-            sampler.join(10)
-            for w in workers:
-                assert w.alive(), "a worker died of the outage:\n" + w.log()[-3000:]
-                assert w.stop(timeout=30) == 0
-
+            summary, reaped = finish_outage_scenario(app, ids, sampler, workers)
             assert len(finished_ids(app)) > done_before_crash > 0
-            summary = check_invariants(app, dict.fromkeys(ids, ARCHIVE),
-                                       allow_invalid_start=True)
             assert summary["effects"] == len(ids)
-            # The crash outlasted the leases in flight: the reaper recovered some jobs.
-            reaped = [j for j in map(app.get_job, ids)
-                      if any(e["error"] == "LeaseExpired" for e in j.errors)]
-            assert reaped, "no job was in flight through the crash: the scenario proved nothing"
-            assert sampler.samples > 20 and not sampler.violations, sampler.violations[:5]
-            logs = "".join(w.log() for w in workers)
-            assert "database unavailable" in logs and "database reachable again" in logs
             print(f"pg restart: {summary}, backends killed {killed}, reaped {len(reaped)}")
         finally:
             app.close()

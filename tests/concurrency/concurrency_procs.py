@@ -32,6 +32,13 @@ def claim_complete_loop(url: str, worker: str, queue: str, limit: int, barrier: 
 ]:
     """Claim batches until the queue is drained; start and complete each batch. Returns every
     (id, token) this process was handed."""
+    return claim_complete_counting(url, worker, queue, limit, barrier)[0]
+
+
+def claim_complete_counting(url: str, worker: str, queue: str, limit: int, barrier: Any
+                            ) -> tuple[list[tuple[int, str]], dict[str, int]]:
+    """claim_complete_loop, and the deadlocks and lock-wait timeouts its backend retried (a
+    backend that counts none: {})."""
     got: list[tuple[int, str]] = []
     with App(url) as app:
         backend = app.backend
@@ -51,7 +58,8 @@ def claim_complete_loop(url: str, worker: str, queue: str, limit: int, barrier: 
             done = backend.complete([Completion(o.id, o.token) for o in owned])
             assert done == {o.id for o in owned}, "complete lost a job this process owns"
             got.extend((o.id, o.token) for o in owned)
-    return got
+        retries = dict(getattr(backend, "retries", {}))
+    return got, retries
 
 
 # -- (b) bulkhead -------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 import concurrency_procs as procs
 import pytest
+from polling import wait_until
 
 from claimq import App, JobNotFound, Status
 
@@ -379,3 +380,85 @@ def test_claimers_never_see_rolled_back_jobs(app: App, db_url: str, tmp_path: Pa
         except JobNotFound:
             continue
         assert reused.payload["round"] % 2 == 1 and job_id in written["committed"]
+
+
+# -- (g) MariaDB: lock waits under eight claimers are retried, counted, never raised -------------
+
+
+def _waits_seen(watcher: Any, database: str, seen: dict[int, set[Any]]) -> int:
+    """Adds the lock waits of `database`'s sessions now in progress to `seen` (per session, the
+    waiting transactions); returns how many sessions have waited in two transactions (their
+    first one timed out and ran again)."""
+    cur = watcher.cursor()
+    cur.execute(
+        "SELECT t.trx_mysql_thread_id, t.trx_id, t.trx_wait_started"
+        " FROM information_schema.INNODB_TRX t"
+        " JOIN information_schema.PROCESSLIST p ON p.id = t.trx_mysql_thread_id"
+        " WHERE t.trx_state = 'LOCK WAIT' AND p.db = %s", (database,))
+    for session, trx, since in cur.fetchall():
+        seen.setdefault(session, set()).add((trx, since))
+    return sum(1 for waits in seen.values() if len(waits) >= 2)
+
+
+@pytest.mark.mariadb
+def test_lock_waits_under_eight_claimers_are_retried_and_counted_on_mariadb(
+    mariadb_server: str,
+) -> None:
+    """Eight processes drain one queue on MariaDB while a foreign REPEATABLE READ transaction
+    locks every row and gap of the archive: each completion's INSERT waits, times out
+    (lock_wait_timeout=1) and its transaction runs again. Once some session has waited twice
+    the lock goes; every job is still handed out once and archived, no process saw an error,
+    and the retries are counted in the backends' `retries`."""
+    from dbs import mariadb_database
+
+    from claimq.backends.mysql import MySQLBackend
+
+    total, processes = 2_000, 8
+    with mariadb_database(mariadb_server) as fresh, \
+            App(fresh + ("&" if "?" in fresh else "?") + "lock_wait_timeout=1") as app:
+        backend = app.backend
+        assert isinstance(backend, MySQLBackend)
+        app.migrate()
+        ids = app.enqueue_many([{"task": "t", "queue": "dl"} for _ in range(total)])
+        blocker, watcher = backend.connect(), backend.connect()
+        cur = blocker.cursor()
+        cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        cur.execute("START TRANSACTION")
+        cur.execute("SELECT id FROM claimq_archive FOR UPDATE")  # the supremum's gap too
+        out: dict[str, Any] = {}
+
+        def drain() -> None:
+            try:
+                out["records"] = run_processes(
+                    procs.claim_complete_counting,
+                    [(app.url, f"w{i}", "dl", 20) for i in range(processes)], timeout=240)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                out["error"] = exc
+
+        thread = threading.Thread(target=drain, daemon=True)
+        thread.start()
+        seen: dict[int, set[Any]] = {}
+        try:
+            # InnoDB refreshes what INNODB_TRX shows only when it was last read over 0.1 s ago:
+            # read it more often and it never changes.
+            wait_until(lambda: "error" in out or _waits_seen(watcher, backend.database, seen),
+                       120, "a claimer's completion to wait, time out and wait again",
+                       interval=0.25)
+        finally:
+            blocker.rollback()
+            blocker.close()
+            watcher.close()
+        thread.join(240)
+        assert not thread.is_alive(), "the claimers did not finish"
+        assert "error" not in out, out.get("error")
+        records = out["records"]
+        info = queue_info(app, "dl")
+        assert (info.archived, info.pending, info.fetched, info.processing) == (total, 0, 0, 0)
+    claimed = Counter(job_id for got, _ in records for job_id, _ in got)
+    assert set(claimed) == set(ids) and max(claimed.values()) == 1, "a job was claimed twice"
+    retries: Counter[str] = Counter()
+    for _, counted in records:
+        retries.update(counted)
+    assert retries["lock_wait_timeout"] >= 1, retries
+    print(f"mariadb, {processes} claimers: retried {dict(retries)}; "
+          f"sessions that waited: {len(seen)}")

@@ -8,15 +8,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import signal
 import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pgroles import CLAIMQ, Roles, least_privilege
 from polling import wait_until
 from starlette.testclient import TestClient
 
@@ -26,23 +24,18 @@ from claimq.errors import DatabaseError, InvalidInput, PermissionDenied
 
 pytestmark = pytest.mark.postgres
 HERE = Path(__file__).parent
-_NEXT_TO_PYTHON = Path(sys.executable).with_name("claimq")
-CLAIMQ = str(_NEXT_TO_PYTHON) if _NEXT_TO_PYTHON.exists() else shutil.which("claimq") or "claimq"
 KINDS = ("reader", "producer", "worker", "admin")
 TOKEN = "roles-token-0123456789"
 
 
 class Setup:
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.schema = f"t_{uuid.uuid4().hex[:12]}"
-        self.roles = {kind: f"cq_{kind}_{uuid.uuid4().hex[:8]}" for kind in KINDS}
-        self.owner_url = f"{base}?schema={self.schema}"
+    def __init__(self, roles: Roles) -> None:
+        self.roles = roles
+        self.owner_url = roles.owner_url
         self.apps: list[App] = []
 
     def url(self, kind: str) -> str:
-        user, rest = self.base.split("://", 1)[1].split("@", 1)
-        return f"postgresql://{self.roles[kind]}@{rest}?schema={self.schema}"
+        return self.roles.url(kind)
 
     def app(self, kind: str) -> App:
         self.apps.append(App(self.url(kind)))
@@ -51,27 +44,11 @@ class Setup:
 
 @pytest.fixture
 def setup(pg_base_url: str) -> Iterator[Setup]:
-    import psycopg
-
-    s = Setup(pg_base_url)
-    with psycopg.connect(pg_base_url, autocommit=True) as conn:
-        for role in s.roles.values():
-            conn.execute(f'CREATE ROLE "{role}" LOGIN')
-    owner = App(s.owner_url)
-    owner.migrate()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAIMQ_")}
-    for kind, role in s.roles.items():
-        subprocess.run([CLAIMQ, "--database", s.owner_url, "grant", role, "--as", kind],
-                       check=True, env=env, capture_output=True, timeout=60)
-    yield s
-    for app in s.apps:
-        app.close()
-    owner.close()
-    with psycopg.connect(pg_base_url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {s.schema} CASCADE")
-        for role in s.roles.values():
-            conn.execute(f'DROP OWNED BY "{role}"')
-            conn.execute(f'DROP ROLE "{role}"')
+    with least_privilege(pg_base_url, {kind: [kind] for kind in KINDS}) as roles:
+        s = Setup(roles)
+        yield s
+        for app in s.apps:
+            app.close()
 
 
 def refused(call: object, *args: object, **kwargs: object) -> None:

@@ -1,6 +1,7 @@
-"""What a real worker process makes of each kind of handler outcome, on SQLite and PostgreSQL:
-success (sync and async), timeout, retry then success, permanent failure, unknown task, and a
-cancel requested from another process while the job runs."""
+"""What a real worker process makes of each kind of handler outcome, on SQLite and PostgreSQL
+(and on PostgreSQL under least-privilege roles, see conftest.py): success (sync and async),
+timeout, retry then success, permanent failure, unknown task, and a cancel requested from
+another process while the job runs."""
 
 from __future__ import annotations
 
@@ -140,7 +141,8 @@ def test_unknown_task_is_dead_lettered_only_after_its_attempts(app: App, spawn_w
     assert counters["retried"] == 2 and counters["dead"] == 1
 
 
-def test_cancel_of_a_running_job_from_another_process(app: App, spawn_worker) -> None:
+def test_cancel_of_a_running_job_from_another_process(app: App, operator: App,
+                                                      spawn_worker) -> None:
     long_async = app.enqueue("t.sleep_async", {"seconds": 60}, max_attempts=3)
     polling_sync = app.enqueue("t.poll_cancel_sync", {"seconds": 60}, max_attempts=3)
     worker = spawn_worker(app.url, **{**OPTIONS, "lease": 1.5})
@@ -149,8 +151,8 @@ def test_cancel_of_a_running_job_from_another_process(app: App, spawn_worker) ->
         worker.wait_handler(job_id)
         assert app.get_job(job_id).status == "processing"
 
-    assert app.cancel(long_async) == "cancel_requested"
-    assert app.cancel(polling_sync) == "cancel_requested"
+    assert operator.cancel(long_async) == "cancel_requested"
+    assert operator.cancel(polling_sync) == "cancel_requested"
     wait_finished(app, [long_async, polling_sync], timeout=15)
 
     for job_id in (long_async, polling_sync):

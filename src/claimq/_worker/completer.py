@@ -24,7 +24,11 @@ from claimq.logs import event
 
 log = logging.getLogger("claimq.worker")
 MAX_BATCH = 500
+# Writes in flight at once. A server that runs statements side by side (PostgreSQL: one
+# process per connection) keeps its cores busier with three; SQLite has a single writer, where
+# a third only waits for the lock (paired runs: benchmarks/README.md).
 WRITERS = 2
+WRITERS_CONCURRENT = 3
 MAX_ERRORS = 3  # unexplained errors of one write before its outcomes are left to the leases
 
 
@@ -38,14 +42,15 @@ class Outcome:
 
 class Completer(Service):
     """Takes every outcome waiting (up to MAX_BATCH) and writes them together, with up to
-    WRITERS writes in flight (while one batch is in the database, the next is run and sent);
+    `writers` writes in flight (while one batch is in the database, the next is run and sent);
     ends once closed and none is left or in flight."""
 
     name = "completer"
 
     def __init__(self, backend: Backend, db: DB, registry: Registry, counters: Counters,
-                 claims: Claims) -> None:
+                 claims: Claims, writers: int = WRITERS) -> None:
         self.backend = backend
+        self.writers = writers
         self.db = db
         self.registry = registry
         self.counters = counters
@@ -73,7 +78,7 @@ class Completer(Service):
 
     async def run(self) -> None:
         while True:
-            if not self._outcomes or len(self._writing) >= WRITERS:
+            if not self._outcomes or len(self._writing) >= self.writers:
                 if self._closed and not self._outcomes and not self._writing:
                     return
                 self._ready.clear()
