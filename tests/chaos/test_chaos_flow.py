@@ -224,6 +224,25 @@ def test_sequences_run_one_at_a_time_in_enqueue_order(capp: App, spawn, on_failu
     assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"
 
 
+def _none_in_flight(capp: App, queue: str, task: str) -> float | None:
+    """The time at which no job of `task` was fetched or processing, taken while holding what
+    every claim of `queue` holds (its row's lock on PostgreSQL, the writer's lock on SQLite), so
+    that no claim was under way either; None when some were."""
+    schema = getattr(capp.backend, "schema", None) if capp.backend.kind == "postgresql" else None
+    with capp.transaction() as conn:
+        if schema:
+            conn.execute(f"SELECT 1 FROM {schema}.queues WHERE name = %s FOR UPDATE", (queue,))
+            row = conn.execute(f"SELECT count(*) AS n FROM {schema}.jobs WHERE task = %s"
+                               " AND status IN ('fetched', 'processing')", (task,)).fetchone()
+            n = row["n"] if isinstance(row, dict) else row[0]
+        else:
+            conn.execute("UPDATE claimq_queues SET updated_at = updated_at WHERE name = ?",
+                         (queue,))
+            n = conn.execute("SELECT count(*) FROM claimq_jobs WHERE task = ?"
+                             " AND status IN ('fetched', 'processing')", (task,)).fetchone()[0]
+        return time.time() if n == 0 else None
+
+
 def test_an_open_breaker_stops_every_workers_claims_of_its_task(
         capp: App, spawn, tmp_path) -> None:
     """A dependency goes down: its task's breaker opens after 3 failures. From the moment none
@@ -245,12 +264,15 @@ def test_an_open_breaker_stops_every_workers_claims_of_its_task(
 
     wait_until(lambda: breaker() == "open", 60, "the breaker to open", interval=0.01)
 
+    quiet: list[float] = []
+
     def none_out() -> bool:
-        return not any(j.task == "chaos.dependent" and j.status in ("fetched", "processing")
-                       for j in live(capp))
+        moment = _none_in_flight(capp, "brk", "chaos.dependent")
+        quiet.extend([] if moment is None else [moment])
+        return moment is not None
 
     wait_until(none_out, 60, "the jobs claimed before it opened to finish", interval=0.01)
-    quiet_from = time.time()  # from here, a run of the task was claimed after the breaker shut
+    quiet_from = quiet[0]  # from here, a run of the task was claimed after the breaker shut
     others = capp.enqueue_many(
         {"task": "chaos.work", "queue": "brk", "payload": {"n": i, "sleep": 0.01}}
         for i in range(30))
