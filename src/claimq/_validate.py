@@ -36,10 +36,11 @@ _TASK_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:<>-]*$")
 ENQUEUE_OPTIONS = frozenset(
     {"task", "payload", "queue", "priority", "run_at", "delay", "idempotency_key",
      "max_attempts", "tags", "timeout", "retry", "unique", "unique_for", "on_conflict",
-     "concurrency_key", "concurrency_limit"}
+     "concurrency_key", "concurrency_limit", "sequence_key", "on_failure", "rate_key"}
 )
 UNIQUE_SCOPES = ("pending", "active", "until_done")
 ON_CONFLICT = ("ignore", "replace")
+ON_FAILURE = ("wait", "skip")  # what a sequence's failed job does to the jobs after it
 
 
 class NewJob(NamedTuple):
@@ -70,6 +71,9 @@ class Flow(NamedTuple):
     on_conflict: str = "ignore"  # "replace": a pending holder takes the new payload and run_at
     concurrency_key: str | None = None  # at most concurrency_limit running per key and queue
     concurrency_limit: int | None = None
+    sequence_key: str | None = None  # one at a time per key and queue, in id order
+    sequence_wait: bool | None = None  # True: a failed job holds its sequence until it ends
+    rate_key: str | None = None  # the queue's key_rate_limit holds per key; Throttled pauses it
 
 
 NO_FLOW = Flow()
@@ -432,6 +436,9 @@ def new_job(
     on_conflict: object = None,
     concurrency_key: object = None,
     concurrency_limit: object = None,
+    sequence_key: object = None,
+    on_failure: object = None,
+    rate_key: object = None,
     default_queue: str = "default",
     default_max_attempts: int = 20,
     payload_limit: int = MAX_PAYLOAD_BYTES,
@@ -470,10 +477,24 @@ def new_job(
         policy,
     )
     if (unique is None and unique_for is None and on_conflict is None
-            and concurrency_key is None and concurrency_limit is None):
+            and concurrency_key is None and concurrency_limit is None
+            and sequence_key is None and on_failure is None and rate_key is None):
         return job
-    return job._replace(flow=_flow(key, unique, unique_for, on_conflict, concurrency_key,
-                                   concurrency_limit))
+    flow = _flow(key, unique, unique_for, on_conflict, concurrency_key, concurrency_limit)
+    if sequence_key is not None or on_failure is not None:
+        flow = flow._replace(**_sequence(sequence_key, on_failure))
+    if rate_key is not None:
+        flow = flow._replace(rate_key=_key(rate_key, "rate_key"))
+    return job._replace(flow=flow)
+
+
+def _sequence(sequence_key: object, on_failure: object) -> dict[str, Any]:
+    """An ordered sequence's fields of a Flow: its key, and whether a failed job holds it."""
+    if sequence_key is None:
+        raise InvalidInput("on_failure is what a failed job does to its sequence: it needs a "
+                           "sequence_key")
+    choice = one_of("wait" if on_failure is None else on_failure, "on_failure", ON_FAILURE)
+    return {"sequence_key": _key(sequence_key, "sequence_key"), "sequence_wait": choice == "wait"}
 
 
 def _flow(

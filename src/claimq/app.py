@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
@@ -16,6 +17,7 @@ from claimq._results import JobHandle, ResultWaiter
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
     UNSET,
+    BreakerInfo,
     Completion,
     Failure,
     JobFilter,
@@ -26,6 +28,7 @@ from claimq.backends.base import (
     RateLimit,
     ReapResult,
     RetentionPolicy,
+    ThrottledKey,
     WorkerInfo,
 )
 from claimq.clock import Clock
@@ -184,6 +187,9 @@ class App:
         isolation: Isolation = "thread",
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        sequence_key: str | None = None,
+        on_failure: Literal["wait", "skip"] | None = None,
+        rate_key: str | None = None,
     ) -> Callable[[F], Task[Any, Any]]: ...
 
     def task(
@@ -200,6 +206,9 @@ class App:
         isolation: Isolation = "thread",
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        sequence_key: str | None = None,
+        on_failure: Literal["wait", "skip"] | None = None,
+        rate_key: str | None = None,
     ) -> Any:
         """Register a sync or async function as a task (`@app.task` or `@app.task(...)`).
 
@@ -211,7 +220,21 @@ class App:
         arguments and result picklable, and its `ctx` a read-only snapshot).
 
         `concurrency_key` names a payload field: at most `concurrency_limit` jobs of the
-        task's queue with the same value of that field run at once, across all workers."""
+        task's queue with the same value of that field run at once, across all workers.
+
+        `sequence_key` names a payload field: jobs of the queue with the same value of it run
+        one at a time, in enqueue (id) order. `on_failure`: while a failed one waits for its
+        retry, "wait" (the default) holds the rest until it has finished (completed or dead),
+        "skip" lets the next start.
+
+        `rate_key` names a payload field: the queue's `key_rate_limit` holds for each value of
+        it apart, and a handler's Throttled pauses that value only."""
+        for field_name, what in ((sequence_key, "sequence_key"), (rate_key, "rate_key")):
+            _validate.idempotency_key(field_name, what)
+        if on_failure is not None:
+            if sequence_key is None:
+                raise InvalidInput("on_failure needs a sequence_key")
+            _validate.one_of(on_failure, "on_failure", _validate.ON_FAILURE)
         if (concurrency_key is None) != (concurrency_limit is None):
             raise InvalidInput("give concurrency_key and concurrency_limit together")
         if concurrency_key is not None:
@@ -247,6 +270,9 @@ class App:
                 arguments=typed,
                 concurrency_key=concurrency_key,
                 concurrency_limit=concurrency_limit,
+                sequence_key=sequence_key,
+                on_failure=on_failure,
+                rate_key=rate_key,
             )
             self.tasks[task_name] = t
             return t
@@ -295,8 +321,7 @@ class App:
             options = base
             if task.arguments is not None:
                 options["payload"] = task.arguments.dump(options.get("payload"))
-            if options.get("concurrency_key") is None:
-                options.update(task.flow_options(options["payload"]))
+            options.update(task.flow_options(options["payload"], options))
         else:
             options = {"task": task, **options}
         job = _validate.new_job(
@@ -329,10 +354,10 @@ class App:
         else:
             if task.arguments is not None and isinstance(item, Mapping):
                 item = {**item, "payload": task.arguments.dump(item.get("payload"))}
-            if task.concurrency_key is not None:
+            if (task.concurrency_key is not None or task.sequence_key is not None
+                    or task.rate_key is not None):
                 spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
-                if "concurrency_key" not in spec:
-                    item = {**spec, **task.flow_options(spec.get("payload"))}
+                item = {**spec, **task.flow_options(spec.get("payload"), spec)}
             job = _validate.enqueue_spec(
                 item, default_queue=task.queue, default_priority=task.priority,
                 default_max_attempts=task.max_attempts, default_timeout=task.timeout,
@@ -361,6 +386,9 @@ class App:
         on_conflict: Literal["ignore", "replace"] | None = None,
         concurrency_key: str | None = None,
         concurrency_limit: int | None = None,
+        sequence_key: str | None = None,
+        on_failure: Literal["wait", "skip"] | None = None,
+        rate_key: str | None = None,
         conn: Any = None,
     ) -> JobHandle:
         """Queue one job; returns its id (a JobHandle: an int that can also wait for the
@@ -373,13 +401,18 @@ class App:
         `unique_for` seconds ago, by default the App's idempotency_retention). With
         on_conflict="replace", a pending holder takes this call's payload and run_at
         (debounce) and its id is returned. `concurrency_key`/`concurrency_limit`: at most that
-        many jobs of the queue with this key run at once, across all workers."""
+        many jobs of the queue with this key run at once, across all workers. `sequence_key`:
+        jobs of the queue with this key run one at a time in enqueue order; `on_failure`
+        ("wait", the default, or "skip") says whether a failed one holds the rest while it
+        waits for its retry. `rate_key`: the queue's key_rate_limit holds per rate key, and a
+        Throttled raised by the job's handler pauses this key only, not the queue."""
         job = self._new_job(
             task, payload=payload, queue=queue, priority=priority, run_at=run_at, delay=delay,
             idempotency_key=idempotency_key, max_attempts=max_attempts, tags=tags,
             timeout=timeout, retry=retry, unique=unique, unique_for=unique_for,
             on_conflict=on_conflict, concurrency_key=concurrency_key,
-            concurrency_limit=concurrency_limit,
+            concurrency_limit=concurrency_limit, sequence_key=sequence_key, on_failure=on_failure,
+            rate_key=rate_key,
         )
         traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
         if traceparent is not None:
@@ -653,6 +686,8 @@ class App:
         rate_burst: int | None = None,
         aging: float | timedelta | None = UNSET,
         aging_cap: int = 10,
+        key_rate_limit: str | None = UNSET,
+        key_rate_burst: int | None = None,
     ) -> QueueInfo:
         """Create or change a queue. max_workers=None lifts the limit; timeout=None clears it.
         `rate_limit` ("10/s", "100/m", "5/2s"; None lifts it): at most that many claims from
@@ -660,7 +695,9 @@ class App:
         (default: the count) after a quiet spell. It takes effect at the next claim.
         `aging` (seconds; None lifts it): a due job's priority counts one more for every
         `aging` seconds it waits, at most `aging_cap` more, so that a flood of higher-priority
-        work cannot hold it back for ever."""
+        work cannot hold it back for ever. `key_rate_limit` (same form; None lifts it): that
+        rate for each rate key of the queue's jobs apart (a job's `rate_key`), in bursts of up
+        to `key_rate_burst`; jobs without a rate key are not held by it."""
         _validate.queue_name(name)
         _validate.boolean(paused, "paused")
         _validate.boolean(active, "active")
@@ -676,18 +713,60 @@ class App:
                 *_validate.rate_limit(rate_limit, rate_burst))
         elif rate_burst is not None:
             raise InvalidInput("rate_burst goes with a rate_limit")
+        key_rate: RateLimit | None = UNSET
+        if key_rate_limit is not UNSET:
+            key_rate = None if key_rate_limit is None else RateLimit(
+                *_validate.rate_limit(key_rate_limit, key_rate_burst))
+        elif key_rate_burst is not None:
+            raise InvalidInput("key_rate_burst goes with a key_rate_limit")
         aged: PriorityAging | None = UNSET
         if aging is not UNSET:
             aged = None if aging is None else PriorityAging(
                 _validate.seconds(aging, "aging", allow_zero=False),
                 _validate.integer(aging_cap, "aging_cap", 1, 1000))
         # Flow-control settings go only when given: a backend without them still configures.
-        flow: dict[str, Any] = {k: v for k, v in (("rate_limit", rate), ("aging", aged))
+        flow: dict[str, Any] = {k: v for k, v in (("rate_limit", rate), ("aging", aged),
+                                                  ("key_rate_limit", key_rate))
                                 if v is not UNSET}
         return self.backend.configure_queue(
             name, paused=paused, active=active, max_workers=max_workers,
             lease_seconds=lease, timeout_seconds=timeout, **flow,
         )
+
+    def configure_breaker(
+        self,
+        task: str | Task[Any, Any],
+        *,
+        failures: int | None,
+        window: float | timedelta = 60.0,
+        cooldown: float | timedelta = 30.0,
+        queue: str | None = None,
+    ) -> BreakerInfo | None:
+        """A circuit breaker for `task` in `queue` (default: a registered task's queue, else
+        "default"), its state in the database: `failures` failed attempts within `window`
+        seconds open it, and while it is open no worker claims the task's jobs from that queue;
+        `cooldown` seconds later one job is let through (half-open), whose success closes the
+        breaker and whose failure opens it again. Changing the settings keeps the state;
+        failures=None removes the breaker. A Throttled is not counted as a failure."""
+        name = task.name if isinstance(task, Task) else _validate.task_name(task)
+        registered = task if isinstance(task, Task) else self.tasks.get(name)
+        queue = _validate.queue_name(
+            queue if queue is not None else registered.queue if registered else "default")
+        if failures is not None:
+            _validate.integer(failures, "failures", 1, 1_000_000)
+        return self.backend.configure_breaker(
+            queue, name, failures,
+            _validate.seconds(window, "window", allow_zero=False),
+            _validate.seconds(cooldown, "cooldown", allow_zero=False))
+
+    def breakers(self) -> list[BreakerInfo]:
+        """Every circuit breaker with its state (also in `stats().breakers`)."""
+        return self.backend.list_breakers()
+
+    def throttled_keys(self) -> list[ThrottledKey]:
+        """The rate keys that a handler's Throttled pauses now (also in
+        `stats().throttled_keys`)."""
+        return self.backend.list_throttled_keys()
 
     def pause(self, queue: str) -> QueueInfo:
         return self.configure_queue(queue, paused=True)
@@ -713,7 +792,9 @@ class App:
         (default 5 minutes) completions and failures per minute, wait and run latency
         percentiles and attempts per job (see claimq.stats). A few indexed queries."""
         seconds = _validate.seconds(window, "window", allow_zero=False)
-        return build(self.backend.stats(seconds), seconds)
+        return replace(build(self.backend.stats(seconds), seconds),
+                       breakers=self.backend.list_breakers(),
+                       throttled_keys=self.backend.list_throttled_keys())
 
     def workers(self) -> list[WorkerInfo]:
         """The worker processes in the registry: alive ones, and those gone silent (alive

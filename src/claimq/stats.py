@@ -10,7 +10,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from claimq.backends.base import LatencyRow, LiveRow, RecentRow, StatsRows, WorkerInfo
+from claimq.backends.base import (
+    BreakerInfo,
+    LatencyRow,
+    LiveRow,
+    RecentRow,
+    StatsRows,
+    ThrottledKey,
+    WorkerInfo,
+)
 
 DEFAULT_WINDOW = 300.0  # seconds of finished jobs the rates and percentiles look at
 
@@ -73,6 +81,8 @@ class Stats:
     window: float
     queues: list[QueueStats]
     tasks: list[TaskStats]
+    breakers: list[BreakerInfo] = field(default_factory=list)  # circuit breakers, by queue
+    throttled_keys: list[ThrottledKey] = field(default_factory=list)  # paused rate keys
 
     def queue(self, name: str) -> QueueStats | None:
         return next((q for q in self.queues if q.name == name), None)
@@ -166,4 +176,5 @@ def build(rows: StatsRows, window: float) -> Stats:
     return Stats(rows.now, window, queues, tasks)
 
 
-__all__ = ["DEFAULT_WINDOW", "Latency", "QueueStats", "Stats", "TaskStats", "WorkerInfo"]
+__all__ = ["DEFAULT_WINDOW", "BreakerInfo", "Latency", "QueueStats", "Stats", "TaskStats",
+           "ThrottledKey", "WorkerInfo"]

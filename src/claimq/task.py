@@ -61,6 +61,9 @@ class Task(Generic[P, R]):
     arguments: Arguments | None = None  # typed parameters (then `fn` rebuilds them)
     concurrency_key: str | None = None  # the payload field whose value is the concurrency key
     concurrency_limit: int | None = None  # at most this many running per key value
+    sequence_key: str | None = None  # the payload field whose value is the sequence key
+    on_failure: str | None = None  # a sequence's failed job: "wait" (the default) or "skip"
+    rate_key: str | None = None  # the payload field whose value is the rate key
 
     def dump_arguments(self, payload: Any, *, partial: bool = False) -> dict[str, Any]:
         """The payload as stored: typed arguments validated (InvalidInput) and dumped to JSON;
@@ -111,18 +114,32 @@ class Task(Generic[P, R]):
             "on_conflict": o.on_conflict,
         }
 
-    def flow_options(self, payload: object) -> dict[str, Any]:
-        """The concurrency key and limit of a job of this task with this payload: the value of
-        the payload field `concurrency_key` names, as JSON text prefixed by the field's name."""
-        if self.concurrency_key is None:
-            return {}
-        if not isinstance(payload, dict) or self.concurrency_key not in payload:
+    def flow_options(self, payload: object, given: Any = None) -> dict[str, Any]:
+        """The concurrency key and limit, the sequence key and the rate key of a job of this
+        task with this payload: the values of the payload fields they name, as JSON text
+        prefixed by the field's name; those the job's options (`given`) already have are left
+        out."""
+        given = given or {}
+        options: dict[str, Any] = {}
+        if self.concurrency_key is not None and given.get("concurrency_key") is None:
+            options["concurrency_key"] = self._key_of(payload, self.concurrency_key,
+                                                      "limits concurrency")
+            options["concurrency_limit"] = self.concurrency_limit
+        if self.sequence_key is not None and given.get("sequence_key") is None:
+            options["sequence_key"] = self._key_of(payload, self.sequence_key, "orders jobs")
+        if self.on_failure is not None and given.get("on_failure") is None:
+            options["on_failure"] = self.on_failure
+        if self.rate_key is not None and given.get("rate_key") is None:
+            options["rate_key"] = self._key_of(payload, self.rate_key, "limits its rate")
+        return options
+
+    def _key_of(self, payload: object, field_name: str, what: str) -> str:
+        if not isinstance(payload, dict) or field_name not in payload:
             raise InvalidInput(
-                f"task {self.name!r} limits concurrency by payload field "
-                f"{self.concurrency_key!r}, which this job's payload does not have")
-        value = json.dumps(payload[self.concurrency_key], sort_keys=True, default=str)
-        return {"concurrency_key": f"{self.concurrency_key}={value}"[:_validate.MAX_KEY_LEN],
-                "concurrency_limit": self.concurrency_limit}
+                f"task {self.name!r} {what} by payload field {field_name!r}, which this job's "
+                "payload does not have")
+        value = json.dumps(payload[field_name], sort_keys=True, default=str)
+        return f"{field_name}={value}"[:_validate.MAX_KEY_LEN]
 
     def enqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
         """Queue one job whose payload is these keyword arguments; returns its id, a JobHandle

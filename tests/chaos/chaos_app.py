@@ -144,6 +144,17 @@ def throttle(ctx: JobContext, n: int = 0, throttle: float = 0.0, sleep: float = 
     biz.run_ended(app, run_id, "returned")
 
 
+@app.task(name="chaos.dependent", retry=FAST_RETRY, max_attempts=1000)
+def dependent(ctx: JobContext, n: int = 0, down_flag: str = "", **payload: Any) -> None:
+    """Calls a dependency that is down while the file `down_flag` exists (then it fails);
+    each run is recorded like chaos.work's."""
+    run_id = biz.run_started(app, ctx)
+    if down_flag and os.path.exists(down_flag):
+        biz.run_ended(app, run_id, "failed")
+        raise RuntimeError(f"job {ctx.id}: the dependency is down")
+    biz.run_ended(app, run_id, "returned")
+
+
 @app.task(name="chaos.raise_text", retry=FAST_RETRY)
 def raise_text(ctx: JobContext, text: str) -> None:
     raise Permanent(text)

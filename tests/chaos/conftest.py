@@ -26,7 +26,8 @@ MARIADB_MODULES = frozenset({
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "db_url" in metafunc.fixturenames:
+    own = any("db_url" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if "db_url" in metafunc.fixturenames and not own:  # a test may name its own backends
         kinds = ["sqlite", "postgresql"]
         if metafunc.module.__name__.rsplit(".", 1)[-1] in MARIADB_MODULES:
             kinds.append("mariadb")

@@ -1,6 +1,7 @@
 """Scenario 10: a property-based test of the job state machine against a model.
 
-hypothesis drives random interleavings of enqueue, claim (fetched, or started at once), start,
+hypothesis drives random interleavings of enqueue (plain, keyed, in an ordered sequence), claim
+(fetched, or started at once), start,
 heartbeat, complete, fail (retryable, permanent), release, cancel, reap, resurrect and clock
 advance through the real App and backend, on a real SQLite file and a real PostgreSQL schema.
 Every owner operation is tried with any token ever handed out (current or stale). After every
@@ -11,7 +12,10 @@ step the whole database must equal the model:
   current token, and only an operation with that token and a valid state succeeds;
 - no stale write: an operation with a stale token raises LeaseLost (or reports the job lost) and
   changes nothing at all;
-- the history: each failure and each reaped lease adds exactly one entry.
+- the history: each failure and each reaped lease adds exactly one entry;
+- flow control: a sequence's jobs are claimed one at a time in id order (on_failure "wait" or
+  "skip"); with the circuit breaker some examples give the task, its state is the model's and
+  a claim takes nothing while it is open, one probe once it has cooled down.
 
 Time: SQLite runs on a fake clock (SQLiteBackend(clock=...)); PostgreSQL's clock cannot be
 moved, so "advance" shifts every live job's run_at and lease_until back instead (the same thing,
@@ -49,6 +53,9 @@ pytestmark = pytest.mark.timeout(300)
 LEASE = 10
 STEP = 11
 DELAYS = (0, 20)
+# The circuit breaker some examples give chaos.model: 2 failures within 30 s open it for 20 s
+# (one or two advances: 8 s or more from a tie, whatever the real time spent).
+BREAKER = {"failures": 2, "window": 30, "cooldown": 20}
 SETTINGS = settings(
     max_examples=1000 if SOAK else 100,
     stateful_step_count=50,
@@ -92,6 +99,19 @@ class MJob:
     errors: int = 0
     reason: str | None = None
     payload: dict[str, int] | None = None  # checked for keyed jobs (debounce replaces it)
+    sequence: str | None = None  # an ordered sequence's key
+    wait: bool = True  # on_failure="wait": a failed job holds its sequence while it retries
+
+
+@dataclass
+class MBreaker:
+    """The model of chaos.model's circuit breaker (README "Flow control")."""
+
+    state: str = "closed"
+    failures: int = 0
+    window_until: int | None = None
+    open_until: int | None = None
+    probe: int | None = None
 
 
 @dataclass
@@ -126,7 +146,7 @@ class PgEnvs:
         s = self.schema
         with self.app.transaction() as conn:
             conn.execute(f"TRUNCATE {s}.jobs, {s}.archive, {s}.dead, {s}.queues,"
-                         f" {s}.idempotency_keys")
+                         f" {s}.idempotency_keys, {s}.breakers")
 
         def advance(seconds: float) -> None:
             with self.app.transaction() as conn:
@@ -135,6 +155,10 @@ class PgEnvs:
                     " lease_until = lease_until - make_interval(secs => %s)",
                     (seconds, seconds),
                 )
+                conn.execute(
+                    f"UPDATE {s}.breakers SET window_until = window_until"
+                    " - make_interval(secs => %s), open_until = open_until"
+                    " - make_interval(secs => %s)", (seconds, seconds))
 
         return Env(self.app, advance)
 
@@ -155,6 +179,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             self.vt = 0  # virtual now, in seconds
             self.seq = 0
             self.keys: dict[str, int] = {}  # idempotency key -> the job holding its row
+            self.breaker: MBreaker | None = None  # chaos.model's, in the default queue
 
         def teardown(self) -> None:
             self.env.cleanup()
@@ -196,8 +221,12 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
 
         # -- rules ---------------------------------------------------------------------------
 
-        @initialize(priorities=st.lists(st.integers(0, 2), min_size=2, max_size=4))
-        def some_jobs(self, priorities: list[int]) -> None:
+        @initialize(priorities=st.lists(st.integers(0, 2), min_size=2, max_size=4),
+                    breaker=st.booleans())
+        def some_jobs(self, priorities: list[int], breaker: bool) -> None:
+            if breaker:
+                self.app.configure_breaker("chaos.model", queue="default", **BREAKER)
+                self.breaker = MBreaker()
             for p in priorities:
                 self.enqueue(p, 0, 2)
 
@@ -230,17 +259,85 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             self.jobs[job_id] = MJob(job_id, 0, 20, (self.vt + delay, self.tick()),
                                      payload={"n": n})
 
+        @rule(sequence=st.sampled_from("st"), wait=st.booleans(), priority=st.integers(0, 2),
+              delay=st.sampled_from((0, 0, 20)), max_attempts=st.integers(1, 3))
+        def enqueue_sequenced(self, sequence: str, wait: bool, priority: int, delay: int,
+                              max_attempts: int) -> None:
+            """Ordered sequences: one job of a sequence at a time, in id order; a failed one
+            holds the rest while it waits for its retry ("wait") or lets the next go ("skip")."""
+            job_id = self.app.enqueue(
+                "chaos.model", {"p": priority}, priority=priority, delay=delay,
+                max_attempts=max_attempts, sequence_key=sequence,
+                on_failure="wait" if wait else "skip")
+            assert job_id not in self.jobs
+            self.jobs[job_id] = MJob(job_id, priority, max_attempts,
+                                     (self.vt + delay, self.tick()), sequence=sequence,
+                                     wait=wait)
+
+        def due(self, m: MJob) -> bool:
+            return m.table == "live" and m.status == "pending" and m.run_at[0] <= self.vt
+
+        def heads(self) -> list[MJob]:
+            """Each sequence's claimable job: none while its blocker (its first live job that
+            is not a failed "skip" one waiting for its retry) runs; else the first due one up
+            to the blocker."""
+            found = []
+            for sequence in {m.sequence for m in self.jobs.values() if m.sequence}:
+                live = sorted((m for m in self.jobs.values()
+                               if m.sequence == sequence and m.table == "live"),
+                              key=lambda m: m.id)
+                blocker = next((m for m in live if m.status != "pending" or m.wait
+                                or m.errors == 0), None)
+                if blocker is not None and blocker.status != "pending":
+                    continue
+                found.extend([m for m in live if self.due(m)
+                              and (blocker is None or m.id <= blocker.id)][:1])
+            return found
+
+        def gate(self) -> str:
+            """What the breaker lets a claim take of chaos.model (every job here): "shut",
+            "probe" (one job), "open" (as usual). A half-open breaker whose probe has left
+            the live jobs without failing (a failure reopens it) closes at the claim."""
+            b = self.breaker
+            if b is None or b.state == "closed":
+                return "open"
+            if b.state == "open":
+                assert b.open_until is not None
+                return "shut" if b.open_until > self.vt else "probe"
+            probe = self.jobs[b.probe] if b.probe is not None else None
+            if probe is None or probe.table != "live":
+                b.state, b.failures, b.window_until, b.probe = "closed", 0, None, None
+                return "open"
+            return "probe" if probe.status == "pending" else "shut"
+
+        def breaker_failed(self) -> None:
+            """A failed attempt (fail.sql) counts towards opening the breaker."""
+            b = self.breaker
+            if b is None or b.state == "open":
+                return
+            fresh = b.window_until is None or b.window_until <= self.vt
+            b.failures = 1 if fresh else b.failures + 1
+            if fresh:
+                b.window_until = self.vt + BREAKER["window"]
+            if b.state == "half_open" or b.failures >= BREAKER["failures"]:
+                b.state, b.open_until = "open", self.vt + BREAKER["cooldown"]
+
         @rule(limit=st.integers(1, 3), start=st.booleans(), worker=st.sampled_from("AB"))
         def claim(self, limit: int, start: bool, worker: str) -> None:
             claimable = sorted(
-                (m for m in self.jobs.values()
-                 if m.table == "live" and m.status == "pending" and m.run_at[0] <= self.vt),
+                [m for m in self.jobs.values() if self.due(m) and m.sequence is None]
+                + self.heads(),
                 key=lambda m: (-m.priority, m.run_at, m.id),
             )
-            want = [m.id for m in claimable[:limit]]
+            gate = self.gate()
+            want = [] if gate == "shut" else [m.id for m in claimable[:1 if gate == "probe"
+                                                                     else limit]]
             got = self.app.claim(f"worker-{worker}", limit=limit, lease=LEASE, start=start)
             self.tick()
             assert [j.id for j in got] == want, "claim took other jobs than the model's"
+            if gate == "probe" and want:
+                assert self.breaker is not None
+                self.breaker.state, self.breaker.probe = "half_open", want[0]
             for j in got:
                 m = self.jobs[j.id]
                 assert j.claim_token and j.claim_token not in self.tokens, "a token came back"
@@ -295,7 +392,9 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.handles)
         @rule(i=st.integers(0, 10_000), permanent=st.booleans(), delay=st.sampled_from(DELAYS))
         def fail(self, i: int, permanent: bool, delay: int) -> None:
-            h = self.handle(i)
+            self.fail_with(self.handle(i), permanent, delay)
+
+        def fail_with(self, h: Job, permanent: bool, delay: int) -> None:
             m = self.owned(h, ("fetched", "processing"))
             reason = "permanent_error" if permanent else "retries_exhausted"
             error = {"attempt": h.attempts, "worker": h.worker_id, "error": "Boom",
@@ -307,6 +406,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                 assert result.lost == {h.id} and not result.dead and not result.retried
             else:
                 m.errors += 1
+                self.breaker_failed()
                 if permanent or m.attempts >= m.max_attempts:
                     assert result.dead == {h.id}
                     self.bury(m, reason)
@@ -314,6 +414,19 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                     assert result.retried == {h.id}
                     self.to_pending(m, (self.vt + delay, self.seq + 1))
             self.tick()
+
+        def running_sequenced(self) -> list[Job]:
+            return [h for h in self.handles if self.jobs[h.id].sequence is not None
+                    and self.owned(h, ("fetched", "processing")) is not None]
+
+        @precondition(lambda self: self.running_sequenced())
+        @rule(i=st.integers(0, 10_000), start=st.booleans())
+        def a_sequence_head_fails_and_others_claim(self, i: int, start: bool) -> None:
+            """The path on_failure exists for, in one step: a sequence's running job fails and
+            waits 20 s for its retry, and the next claim comes (skip: its next job may go)."""
+            running = self.running_sequenced()
+            self.fail_with(running[i % len(running)], False, 20)
+            self.claim(3, start, "B")
 
         @precondition(lambda self: self.handles)
         @rule(i=st.integers(0, 10_000))
@@ -376,6 +489,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             else:
                 self.app.resurrect(m.id, priority=priority)
                 m.table, m.status, m.attempts = "live", "pending", 0
+                m.sequence = None  # a dead letter keeps no sequence key
                 m.cancel, m.reason = False, None
                 m.token, m.lease_until, m.run_at = None, None, (self.vt, self.seq + 1)
                 if priority is not None:
@@ -418,6 +532,12 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                     assert j.cancel_requested == m.cancel
             current = [m.token for m in self.jobs.values() if m.token]
             assert len(current) == len(set(current))
+            if self.breaker is not None:
+                (b,) = self.app.breakers()
+                got_b = (b.state, b.probe_id if b.state == "half_open" else None)
+                want_b = (self.breaker.state,
+                          self.breaker.probe if self.breaker.state == "half_open" else None)
+                assert got_b == want_b, f"breaker: database {got_b} != model {want_b}"
 
     JobStateMachine.__name__ = "JobStateMachine"
     return JobStateMachine

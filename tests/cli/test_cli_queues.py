@@ -38,9 +38,11 @@ def test_queue_commands(cli: Cli, app: App) -> None:
         ["queues", "set", "bad-rate", "--rate-limit", "fast"],
         ["queues", "set", "bad-burst", "--rate-burst", "3"],
         ["queues", "set", "aged", "--aging", "30", "--aging-cap", "4", "--json"],
+        ["queues", "set", "per-key", "--key-rate-limit", "2/s", "--key-rate-burst", "4"],
+        ["queues", "set", "bad-key-burst", "--key-rate-burst", "4"],
     )
     (pause, resume, limit, unlimit, deactivate, activate, set_, clear, new, rated, _,
-     bad_rate, bad_burst, aged) = results
+     bad_rate, bad_burst, aged, per_key, bad_key_burst) = results
     unrated = cli("queues", "set", "unrated", "--rate-limit", "none")
     assert "queue pause-me paused" in pause.ok().out
     assert resume.json()["paused"] is False
@@ -55,6 +57,8 @@ def test_queue_commands(cli: Cli, app: App) -> None:
     assert bad_rate.code != 0 and "rate_limit must look like" in bad_rate.err
     assert bad_burst.code != 0 and "--rate-burst goes with a --rate-limit" in bad_burst.err
     assert aged.json()["aging"] == {"step": 30.0, "cap": 4}
+    assert "rate limit 2/s per key" in per_key.ok().out
+    assert bad_key_burst.code != 0 and "--key-rate-burst goes with" in bad_key_burst.err
     assert "no priority aging" in cli("queues", "set", "aged", "--aging", "none").ok().out
 
     state = {q.name: q for q in app.queues()}
@@ -73,6 +77,32 @@ def test_queue_commands(cli: Cli, app: App) -> None:
     # queue │ paused │ active │ max workers │ lease │ timeout │ live jobs │ rate limit
     assert rows["pause-me"] == ["pause-me", "yes", "yes", "unlimited", "30s", "-", "1", "-"]
     assert rows["rated"][7] == "10/s (burst 3)" and rows["unrated"][7] == "-"
+    assert rows["per-key"][7] == "-; 2/s (burst 4) per key"
     assert rows["deactivate-me"][1:3] == ["no", "no"]
     assert rows["limit-me"][3] == "3" and rows["unlimit-me"][3] == "unlimited"
     assert rows["set-me"][4:6] == ["60s", "30s"]
+
+
+def test_breaker_command_and_stats(cli: Cli, app: App) -> None:
+    app.enqueue("call", {}, queue="api")
+    on = cli("queues", "breaker", "api", "call", "--failures", "1", "--window", "30",
+             "--cooldown", "600")
+    changed, bad, neither = cli.many(  # at once: the last two change nothing
+        ["queues", "breaker", "api", "call", "--failures", "2", "--json"],
+        ["queues", "breaker", "api", "call", "--failures", "0"],
+        ["queues", "breaker", "api", "call"],
+    )
+    assert "opens its breaker after 1 failure(s) within 30s, for 600s (now closed)" in on.ok().out
+    assert changed.json()["failure_limit"] == 2 and changed.json()["state"] == "closed"
+    assert changed.json()["cooldown"] == 30, "a setting not given takes its default"
+    assert bad.code != 0 and neither.code != 0 and "--failures N" in neither.err
+    for _ in range(2):
+        job = app.claim("w", ["api"], limit=1, start=True)[0]
+        app.fail(job, RuntimeError("down"), attempt=1)
+        app.run_now([job.id])  # due again at once
+    stats = cli("stats", "--json").json()
+    assert [(b["task"], b["state"]) for b in stats["breakers"]] == [("call", "open")]
+    shown = cli("stats").ok().out
+    assert "circuit breakers" in shown and "open" in shown
+    off = cli("queues", "breaker", "api", "call", "--off")
+    assert "has no circuit breaker" in off.ok().out and app.breakers() == []

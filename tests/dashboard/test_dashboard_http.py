@@ -61,6 +61,11 @@ def test_the_read_token_sees_but_cannot_act(app: App, client: TestClient) -> Non
     overview = client.get("/api/overview", headers=bearer(READ)).json()
     assert [(q["name"], q["depth"], q["state"]) for q in overview["queues"]] == [
         ("q", 1, "active")]
+    assert overview["breakers"] == []
+    if app.backend.capabilities.flow_control:  # circuit breakers, with their state
+        app.configure_breaker("t", failures=2, queue="q")
+        (breaker,) = client.get("/api/overview", headers=bearer(READ)).json()["breakers"]
+        assert (breaker["task"], breaker["state"], breaker["failure_limit"]) == ("t", "closed", 2)
     assert client.get(f"/api/jobs/{job_id}", headers=bearer(READ)).json()["payload"] == {"n": 1}
     csrf = client.get("/api/me", headers=bearer(READ)).json()["csrf"]
     headers = {**bearer(READ), "x-claimq-csrf": csrf}

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from claimq._json import loads
-from claimq.backends.base import UNSET, LatencyRow, PriorityAging, RateLimit
+from claimq.backends.base import UNSET, BreakerInfo, LatencyRow, PriorityAging, RateLimit
 from claimq.job import CorruptRow
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
@@ -145,23 +145,48 @@ HOLDING_JSON = {
 }
 
 
-def flow_params(rate: RateLimit | None, aging: PriorityAging | None) -> dict[str, Any]:
+def flow_params(
+    rate: RateLimit | None, aging: PriorityAging | None, key_rate: RateLimit | None = UNSET
+) -> dict[str, Any]:
     """update_queue's flow-control parameters: UNSET leaves a setting, None lifts it."""
-    params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET}
+    params: dict[str, Any] = {"set_rate": rate is not UNSET, "set_aging": aging is not UNSET,
+                              "set_key_rate": key_rate is not UNSET}
     r = rate if isinstance(rate, RateLimit) else None
     a = aging if isinstance(aging, PriorityAging) else None
+    k = key_rate if isinstance(key_rate, RateLimit) else None
     params.update(rate_count=r and r.count, rate_period=r and r.period, rate_burst=r and r.burst,
-                  aging_step=a and a.step, aging_cap=a and a.cap)
+                  aging_step=a and a.step, aging_cap=a and a.cap, key_rate_count=k and k.count,
+                  key_rate_period=k and k.period, key_rate_burst=k and k.burst)
     return params
 
 
 def flow_settings(
     rate_count: int | None, rate_period: float | None, rate_burst: int | None,
-    aging_step: float | None, aging_cap: int | None,
+    aging_step: float | None, aging_cap: int | None, key_rate_count: int | None = None,
+    key_rate_period: float | None = None, key_rate_burst: int | None = None,
 ) -> dict[str, Any]:
     """A queue row's flow-control settings as QueueInfo's fields."""
     rate = None if rate_count is None or rate_period is None else RateLimit(
         rate_count, rate_period, rate_burst)
     aging = None if aging_step is None or aging_cap is None else PriorityAging(
         aging_step, aging_cap)
-    return {"rate_limit": rate, "aging": aging}
+    key_rate = None if key_rate_count is None or key_rate_period is None else RateLimit(
+        key_rate_count, key_rate_period, key_rate_burst)
+    return {"rate_limit": rate, "aging": aging, "key_rate_limit": key_rate}
+
+
+def breaker_info(row: Mapping[str, Any], when: Callable[[Any], Any]) -> BreakerInfo:
+    """A list_breakers.sql row; `when` makes the backend's time column a datetime."""
+    return BreakerInfo(
+        queue=row["queue"], task=row["task"], failure_limit=row["failure_limit"],
+        window=float(row["window_seconds"]), cooldown=float(row["cooldown_seconds"]),
+        state=row["state"], failures=row["failures"], opened_at=when(row["opened_at"]),
+        open_until=when(row["open_until"]), probe_id=row["probe_id"])
+
+
+def breaker_params(
+    queue: str, task: str, failure_limit: int | None, window: float, cooldown: float, now: Any
+) -> dict[str, Any]:
+    """set_breaker.sql's, delete_breaker.sql's and mark_breaker_queue.sql's parameters."""
+    return {"queue": queue, "task": task, "failure_limit": failure_limit, "window": window,
+            "cooldown": cooldown, "now": now}

@@ -144,6 +144,35 @@ class QueueInfo:
     aging: PriorityAging | None = None
     throttled_until: datetime | None = None  # a handler raised Throttled: no claims until then
     keyed: bool = False  # jobs with a concurrency key were queued here: its claims count per key
+    key_rate_limit: RateLimit | None = None  # per rate key (a job's rate_key) apart
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerInfo:
+    """A task's circuit breaker in one queue (`app.breakers()`, `claimq stats`). `state`:
+    "closed" (claims as usual; `failures` counted in the current window), "open" (no claims of
+    the task until `open_until`, then one probe), "half_open" (the probe, job `probe_id`, is
+    out: its success closes the breaker, its failure opens it again)."""
+
+    queue: str
+    task: str
+    failure_limit: int  # this many failures within `window` seconds open it
+    window: float
+    cooldown: float  # seconds open before the probe
+    state: str = "closed"
+    failures: int = 0
+    opened_at: datetime | None = None
+    open_until: datetime | None = None
+    probe_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottledKey:
+    """A rate key of a queue paused by a handler's Throttled (`app.throttled_keys()`)."""
+
+    queue: str
+    key: str
+    until: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,17 +586,33 @@ class Backend(Protocol):
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         """Creates or changes a queue; UNSET leaves a setting as it is. `rate_limit`: a
         RateLimit, or None to lift it; a new one starts with a full bucket. `aging`: a
         PriorityAging (the claim orders the queue's jobs by their aged priority, then run_at and
-        id), or None to lift it. A queue with a rate limit or aging, or `keyed` (given a job
-        with a concurrency key: NewJob.flow), is claimed by flow control: at most the bucket's
+        id), or None to lift it. `key_rate_limit`: a RateLimit for each rate key of the
+        queue's jobs apart (NewJob.flow.rate_key), or None to lift it. A queue with a rate
+        limit or aging, or `keyed` (given a job with a concurrency, sequence or rate key:
+        NewJob.flow), is claimed by flow control: at most the bucket's
         tokens per claim, and no job whose concurrency key already has concurrency_limit jobs
         fetched or processing in the queue. A backend must make both hold across every client
         (PostgreSQL: under the queue row's lock, as max_workers)."""
         ...
     def list_queues(self) -> list[QueueInfo]: ...
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        """Sets the task's circuit breaker in the queue (its state, if it had one, stays), or
+        with failure_limit None removes it. A queue with a breaker is flow-controlled: a
+        failure of the task counts towards opening it, and while open the claim takes none of
+        the task's jobs from the queue (cooled down: one, the probe). Without
+        capabilities.flow_control: raises InvalidInput."""
+        ...
+    def list_breakers(self) -> list[BreakerInfo]: ...
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        """The rate keys paused now by a Throttled (at most 1000, by queue and key)."""
+        ...
     def now(self) -> datetime: ...
 
     # -- operating: the worker registry, stats, trace contexts ----------------------------------

@@ -105,6 +105,13 @@ def _queue_state(q: QueueInfo | QueueStats) -> Text:
     return Text("active", style="green")
 
 
+def _rates(q: QueueInfo) -> object:
+    """The queue's rate limit, and its per-key one beside it."""
+    if q.key_rate_limit is None:
+        return q.rate_limit
+    return f"{q.rate_limit or '-'}; {q.key_rate_limit} per key"
+
+
 def _queues_table(queues: Sequence[QueueInfo]) -> Table:
     from rich.table import Table
     from rich.text import Text
@@ -122,7 +129,7 @@ def _queues_table(queues: Sequence[QueueInfo]) -> Table:
             _cell(q.max_workers if q.max_workers is not None else "unlimited"),
             _cell(_num(q.lease_seconds)), _cell(_num(q.timeout_seconds)),
             _cell(q.pending + q.scheduled + q.fetched + q.processing),
-            _cell(q.rate_limit),
+            _cell(_rates(q)),
         )
     if not queues:
         table.caption = "no queues yet: a queue appears with its first job"

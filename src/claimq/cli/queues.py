@@ -97,6 +97,12 @@ def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
 @click.option("--rate-burst", "rate_burst", type=int, metavar="N",
               help="With --rate-limit: bursts of up to N after a quiet spell (default: its count).")
 @click.option(
+    "--key-rate-limit", "key_rate_limit", metavar="RATE|none",
+    help="At most RATE claims per rate key (a job's rate_key), e.g. 10/s; `none` lifts it.",
+)
+@click.option("--key-rate-burst", "key_rate_burst", type=int, metavar="N",
+              help="With --key-rate-limit: each key's bursts of up to N.")
+@click.option(
     "--aging", type=Seconds(allow_zero=False, allow_none=True), metavar="SECONDS|none",
     help="A waiting job's priority counts one more every SECONDS; `none` lifts it.",
 )
@@ -106,11 +112,11 @@ def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
 @click.pass_context
 def queues_set(
     ctx: click.Context, queue: str, lease: float | None, timeout: float | None,
-    rate_limit: str | None, rate_burst: int | None, aging: float | None, aging_cap: int,
-    as_json: bool,
+    rate_limit: str | None, rate_burst: int | None, key_rate_limit: str | None,
+    key_rate_burst: int | None, aging: float | None, aging_cap: int, as_json: bool,
 ) -> None:
-    """Change QUEUE's default lease, job timeout, rate limit and/or priority aging (at runtime:
-    every worker's next claim obeys them)."""
+    """Change QUEUE's default lease, job timeout, rate limit, per-key rate limit and/or
+    priority aging (at runtime: every worker's next claim obeys them)."""
     changes: dict[str, Any] = {}
     if lease is not None:
         changes["lease"] = lease
@@ -122,12 +128,19 @@ def queues_set(
         if rate_limit is None or changes["rate_limit"] is None:
             raise CliError("--rate-burst goes with a --rate-limit", EXIT_USAGE)
         changes["rate_burst"] = rate_burst
+    if key_rate_limit is not None:
+        changes["key_rate_limit"] = (None if key_rate_limit.strip().lower() == "none"
+                                     else key_rate_limit)
+    if key_rate_burst is not None:
+        if key_rate_limit is None or changes["key_rate_limit"] is None:
+            raise CliError("--key-rate-burst goes with a --key-rate-limit", EXIT_USAGE)
+        changes["key_rate_burst"] = key_rate_burst
     if ctx.get_parameter_source("aging") == ParameterSource.COMMANDLINE:
         changes["aging"] = aging
         changes["aging_cap"] = aging_cap
     if not changes:
-        raise CliError("nothing to set: give --lease, --timeout, --rate-limit and/or --aging",
-                       EXIT_USAGE)
+        raise CliError("nothing to set: give --lease, --timeout, --rate-limit, --key-rate-limit "
+                       "and/or --aging", EXIT_USAGE)
     parts = []
     if "lease" in changes:
         parts.append(f"lease {lease:g}s")
@@ -136,7 +149,41 @@ def queues_set(
     if "rate_limit" in changes:
         parts.append("no rate limit" if changes["rate_limit"] is None
                      else f"rate limit {changes['rate_limit']}")
+    if "key_rate_limit" in changes:
+        parts.append("no per-key rate limit" if changes["key_rate_limit"] is None
+                     else f"rate limit {changes['key_rate_limit']} per key")
     if "aging" in changes:
         parts.append("no priority aging" if aging is None
                      else f"priority +1 every {aging:g}s waited, at most +{aging_cap}")
     _configure(queue, as_json, "set: " + ", ".join(parts), **changes)
+
+
+@queues.command("breaker")
+@click.argument("queue")
+@click.argument("task")
+@click.option("--failures", type=click.IntRange(1, 1_000_000), metavar="N",
+              help="Open after N failed attempts of TASK within --window.")
+@click.option("--window", type=POSITIVE_SECONDS, default=60.0, show_default=True,
+              metavar="SECONDS", help="How far back failures count.")
+@click.option("--cooldown", type=POSITIVE_SECONDS, default=30.0, show_default=True,
+              metavar="SECONDS", help="How long it stays open before one probe job runs.")
+@click.option("--off", is_flag=True, help="Remove TASK's breaker in QUEUE.")
+@json_option
+def queues_breaker(queue: str, task: str, failures: int | None, window: float, cooldown: float,
+                   off: bool, as_json: bool) -> None:
+    """TASK's circuit breaker in QUEUE, shared by every worker: N failures within the window
+    open it (no worker claims TASK's jobs from QUEUE), after the cool-down one probe runs, whose
+    success closes it and whose failure opens it again. Its state stays when settings change;
+    `claimq stats` shows it."""
+    if off == (failures is not None):
+        raise CliError("give --failures N (set the breaker) or --off (remove it)", EXIT_USAGE)
+    _validate.queue_name(queue)
+    info = _open().configure_breaker(task, failures=failures, window=window, cooldown=cooldown,
+                                     queue=queue)
+    if as_json:
+        _emit_json(info)
+    elif info is None:
+        click.echo(f"queue {queue}: task {task} has no circuit breaker")
+    else:
+        click.echo(f"queue {queue}: task {task} opens its breaker after {failures} failure(s) "
+                   f"within {window:g}s, for {cooldown:g}s (now {info.state})")

@@ -13,7 +13,7 @@ import click
 from claimq.cli import main
 from claimq.cli._common import Seconds, _open, json_option
 from claimq.cli._render import _age, _cell, _console, _emit_json, _print, _queue_state, _when
-from claimq.stats import DEFAULT_WINDOW, Latency, QueueStats, Stats, TaskStats
+from claimq.stats import DEFAULT_WINDOW, BreakerInfo, Latency, QueueStats, Stats, TaskStats
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -94,7 +94,33 @@ def _render(stats: Stats) -> Table:
                         f"{window})", stats.queues, True))
     if stats.tasks:
         grid.add_row(_table("tasks", stats.tasks, False))
+    if stats.breakers:
+        grid.add_row(_breakers_table(stats.breakers))
+    if stats.throttled_keys:
+        keys = Table(title="throttled rate keys", title_justify="left")
+        for column in ("queue", "key", "until"):
+            keys.add_column(column)
+        for k in stats.throttled_keys:
+            keys.add_row(k.queue, k.key, _when(k.until))
+        grid.add_row(keys)
     return grid
+
+
+def _breakers_table(breakers: Sequence[BreakerInfo]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="circuit breakers", title_justify="left")
+    for column in ("queue", "task", "state", "failures", "opens after", "open until", "probe"):
+        table.add_column(column)
+    styles = {"closed": "green", "open": "red", "half_open": "yellow"}
+    for b in breakers:
+        table.add_row(
+            b.queue, b.task, Text(b.state, style=styles.get(b.state, "")),
+            str(b.failures), f"{b.failure_limit} in {_short(b.window)}, open {_short(b.cooldown)}",
+            _when(b.open_until) if b.state == "open" else "-",
+            "-" if b.probe_id is None or b.state != "half_open" else str(b.probe_id))
+    return table
 
 
 @click.command()

@@ -78,6 +78,7 @@ def overview(app: App) -> dict[str, Any]:
         "now": now.isoformat(),
         "queues": [queue_row(q, now) for q in app.queues()],
         "workers": workers(app),
+        "breakers": [dataclasses.asdict(b) for b in app.breakers()],
     }
 
 

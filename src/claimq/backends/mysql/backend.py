@@ -25,6 +25,7 @@ from claimq.backends._url import redact
 from claimq.backends.base import (
     UNSET,
     AuditEntry,
+    BreakerInfo,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -52,6 +53,7 @@ from claimq.backends.base import (
     Started,
     StatsRows,
     Table,
+    ThrottledKey,
     WorkerInfo,
     WorkerRecord,
     queue_settings,
@@ -215,6 +217,22 @@ def _split_statements(script: str) -> list[str]:
     if "\n".join(current).strip():
         parts.append("\n".join(current))
     return parts
+
+
+_NOT_YET = ("needs PostgreSQL or SQLite: this MariaDB/MySQL backend's flow control has no {} "
+            "yet")
+
+
+def _refuse_unbuilt(job: NewJob) -> None:
+    """InvalidInput for a job asking for flow control this backend does not do yet (ordered
+    sequences, per-key rate limits), before anything is written."""
+    flow = job.flow
+    if flow is None:
+        return
+    if flow.sequence_key is not None:
+        raise InvalidInput(_NOT_YET.format("ordered sequences (sequence_key)"))
+    if flow.rate_key is not None:
+        raise InvalidInput(_NOT_YET.format("per-key rate limits (rate_key)"))
 
 
 class MySQLBackend(PlainOptionalParts):
@@ -523,6 +541,8 @@ class MySQLBackend(PlainOptionalParts):
         return self._write(lambda cur: self._insert(cur, jobs, retention))
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
+        for job in jobs:
+            _refuse_unbuilt(job)
         plain = [j for j in jobs if j.idempotency_key is None]
         keyed = {j.queue for j in jobs if j.flow is not None and j.flow.concurrency_key is not None}
         for queue in sorted(keyed):
@@ -1112,13 +1132,31 @@ class MySQLBackend(PlainOptionalParts):
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
+        if key_rate_limit is not UNSET and key_rate_limit is not None:
+            raise InvalidInput(_NOT_YET.format("per-key rate limits (key_rate_limit)"))
         params = {**queue_settings(name, paused, active, max_workers, lease_seconds,
                                    timeout_seconds, self._now()),
                   **_rows.flow_params(rate_limit, aging)}
         self._write(lambda cur: cur.execute(_Q.update_queue, params))
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
+
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        """A circuit breaker raises InvalidInput (not built for this backend yet); removing one
+        (None) has nothing to remove and is accepted."""
+        if failure_limit is not None:
+            raise InvalidInput(_NOT_YET.format("circuit breakers"))
+        return None
+
+    def list_breakers(self) -> list[BreakerInfo]:
+        return []
+
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        return []
 
     def list_queues(self) -> list[QueueInfo]:
         return [

@@ -14,14 +14,22 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
-from claimq._validate import NO_FLOW, NewJob
+from claimq._validate import NO_FLOW, Flow, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._rows import flow_params, flow_settings, json_columns, loads_exact
+from claimq.backends._rows import (
+    breaker_info,
+    breaker_params,
+    flow_params,
+    flow_settings,
+    json_columns,
+    loads_exact,
+)
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
     UNSET,
     AuditEntry,
+    BreakerInfo,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -52,6 +60,7 @@ from claimq.backends.base import (
     Started,
     StatsRows,
     Table,
+    ThrottledKey,
     WorkerInfo,
     WorkerRecord,
     queue_settings,
@@ -271,12 +280,16 @@ def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement
 
 
 def _limited_by_key(job: NewJob) -> bool:
-    return job.flow is not None and job.flow.concurrency_key is not None
+    """Whether the job's queue must claim per key (a concurrency or a sequence key)."""
+    return job.flow is not None and (job.flow.concurrency_key is not None
+                                     or job.flow.sequence_key is not None
+                                     or job.flow.rate_key is not None)
 
 
 def _queue_info(row: dict[str, Any]) -> QueueInfo:
     flow = flow_settings(*(row.pop(c) for c in (
-        "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap")))
+        "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap", "key_rate_count",
+        "key_rate_period", "key_rate_burst")))
     age = row.pop("oldest_ready_age")
     return QueueInfo(**row, **flow, oldest_ready_age=None if age is None else float(age))
 
@@ -325,6 +338,10 @@ def _numbers(items: Iterable[float | int | None]) -> str:
     return "{" + ",".join("NULL" if x is None else repr(x) for x in items) + "}"
 
 
+def _bools(items: Iterable[bool | None]) -> str:
+    return "{" + ",".join("NULL" if x is None else "t" if x else "f" for x in items) + "}"
+
+
 def _array_literal(items: Sequence[str]) -> str:
     """A text[] literal; unnest cannot take an array of arrays, so each row's tags go as one."""
     return _texts(items)
@@ -334,8 +351,20 @@ def _array_literal(items: Sequence[str]) -> str:
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
+_NULL = "\\N"  # NULL in COPY text
+
+
 def _copy_field(value: str | None) -> str:
-    return "\\N" if value is None else value.translate(_COPY_ESCAPES)
+    return _NULL if value is None else value.translate(_COPY_ESCAPES)
+
+
+def _copy_flow(flow: Flow) -> str:
+    """A job's flow columns in COPY text: concurrency key and limit, sequence key and wait,
+    rate key."""
+    wait = _NULL if flow.sequence_wait is None else "t" if flow.sequence_wait else "f"
+    limit = _NULL if flow.concurrency_limit is None else str(flow.concurrency_limit)
+    return (f"\t{_copy_field(flow.concurrency_key)}\t{limit}"
+            f"\t{_copy_field(flow.sequence_key)}\t{wait}\t{_copy_field(flow.rate_key)}")
 
 
 def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str:
@@ -358,8 +387,7 @@ def _copy_text(ids: Sequence[int], jobs: Sequence[NewJob], now: datetime) -> str
             run_at = (now + timedelta(seconds=j.delay)).isoformat()
         else:
             run_at = default_run_at
-        flow = "\t\\N\t\\N" if j.flow is None or j.flow.concurrency_key is None else (
-            f"\t{_copy_field(j.flow.concurrency_key)}\t{j.flow.concurrency_limit}")
+        flow = "\t\\N\t\\N\t\\N\t\\N\t\\N" if j.flow is None else _copy_flow(j.flow)
         lines.append(f"{job_id}\t{parts[0]}\t{_copy_field(j.payload_json)}\t{parts[1]}\t"
                      f"{run_at}\t{created}\t{parts[2]}{flow}")
     lines.append("")
@@ -707,6 +735,9 @@ class PostgresBackend:
             "trace_context": _texts(j.trace_context for j in jobs),
             "concurrency_key": _texts((j.flow or NO_FLOW).concurrency_key for j in jobs),
             "concurrency_limit": _numbers((j.flow or NO_FLOW).concurrency_limit for j in jobs),
+            "sequence_key": _texts((j.flow or NO_FLOW).sequence_key for j in jobs),
+            "sequence_wait": _bools((j.flow or NO_FLOW).sequence_wait for j in jobs),
+            "rate_key": _texts((j.flow or NO_FLOW).rate_key for j in jobs),
         }
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
@@ -747,7 +778,7 @@ class PostgresBackend:
                     keyed.append((position, job))
                     continue
                 queues.add(job.queue)
-                if job.flow is not None and _limited_by_key(job):
+                if _limited_by_key(job):
                     limited.add(job.queue)
                 chunk.append(job)
                 chunk_ids.append(ids[position])
@@ -769,7 +800,7 @@ class PostgresBackend:
 
     def _mark_keyed(self, cur: Any, jobs: Sequence[NewJob], now: datetime | None) -> None:
         """Flags the queues of jobs with a concurrency key (their claims count per key)."""
-        names = {j.queue for j in jobs if j.flow is not None and _limited_by_key(j)}
+        names = {j.queue for j in jobs if _limited_by_key(j)}
         if names:
             cur.execute(self._q.mark_keyed_queues, {"names": sorted(names), "now": now})
 
@@ -790,6 +821,10 @@ class PostgresBackend:
             "trace_context": job.trace_context,
             "concurrency_key": flow.concurrency_key,
             "concurrency_limit": flow.concurrency_limit,
+            "sequence_key": flow.sequence_key,
+            "sequence_wait": flow.sequence_wait,
+            "rate_key": flow.rate_key,
+            "keyed": _limited_by_key(job),
             "statuses": _HOLDING[flow.unique],
             "period": None if flow.unique != "until_done" else (
                 retention if flow.unique_for is None else flow.unique_for),
@@ -1238,16 +1273,41 @@ class PostgresBackend:
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         params = {
             **queue_settings(
                 name, paused, active, max_workers, lease_seconds, timeout_seconds, self._now()),
-            **flow_params(rate_limit, aging),
+            **flow_params(rate_limit, aging, key_rate_limit),
         }
-        with self._conn() as conn:
+        with self._conn() as conn, conn.transaction():
             conn.execute(self._q.update_queue, params)
+            if params["set_key_rate"]:
+                conn.execute(self._q.reset_rate_keys, params)
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
+
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        params = breaker_params(queue, task, failure_limit, window, cooldown, self._now())
+        with self._conn() as conn, conn.transaction():
+            conn.execute(self._q.ensure_queues, {"names": [queue], "now": params["now"]})
+            conn.execute(self._q.delete_breaker if failure_limit is None else self._q.set_breaker,
+                         params)
+            conn.execute(self._q.mark_breaker_queue, params)
+        self._limited.clear()  # this process's next claim sees the queue's flow at once
+        return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
+
+    def list_breakers(self) -> list[BreakerInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_breakers, {"now": self._now()}).fetchall()
+        return [breaker_info(r, lambda v: v) for r in rows]
+
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_throttled_keys, {"now": self._now()}).fetchall()
+        return [ThrottledKey(r["queue"], r["key"], r["until"]) for r in rows]
 
     def list_queues(self) -> list[QueueInfo]:
         with self._conn() as conn:

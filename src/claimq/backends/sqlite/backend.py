@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
@@ -10,16 +11,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qs, urlparse
 
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._flow import queue_room, within_keys
+from claimq.backends._flow import queue_room
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import (
     HOLDING_JSON,
     Undecodable,
+    breaker_info,
+    breaker_params,
     flow_params,
     flow_settings,
     json_columns,
@@ -30,6 +33,7 @@ from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
     UNSET,
     AuditEntry,
+    BreakerInfo,
     CancelOutcome,
     Capabilities,
     ClaimRequest,
@@ -57,6 +61,7 @@ from claimq.backends.base import (
     Started,
     StatsRows,
     Table,
+    ThrottledKey,
     WorkerInfo,
     WorkerRecord,
     queue_settings,
@@ -119,6 +124,84 @@ def _json(text: Any) -> Any:
     if not isinstance(text, str | bytes):  # a number or a blob another client stored
         return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
     return loads_exact(text)
+
+
+class _Probe(NamedTuple):
+    """A circuit breaker's gate in a claim (breaker_probe.sql's parameters)."""
+
+    queue: str
+    task: str
+    state: str  # as the claim read it
+    probe_id: int | None  # the job offered as its probe; 0: shut; None: none offered yet
+
+
+class _KeyBuckets:
+    """A flow queue's per-rate-key buckets during one claim: each key's tokens, read when
+    the claim first meets the key (no row: a full bucket; throttled: none)."""
+
+    def __init__(self, conn: sqlite3.Connection, params: dict[str, Any], state: Any) -> None:
+        self.conn, self.queue, self.now = conn, params["queue"], params["now"]
+        self.count: int | None = state["key_rate_count"]
+        self.interval = 0.0 if self.count is None else state["key_rate_period"] / self.count
+        self.burst: int = state["key_rate_burst"] or self.count or 0
+        self.left: dict[str, float] = {}
+        self.tat: dict[str, float] = {}
+        self.offered: dict[str, list[int]] = {}
+
+    def take(self, key: str, job_id: int) -> bool:
+        """Whether the key has a token left for this job (and takes it)."""
+        if key not in self.left:
+            row = self.conn.execute(_Q.rate_key_state, {"queue": self.queue, "key": key}
+                                    ).fetchone()
+            tat = max(row["tat"] or self.now, self.now) if row is not None else self.now
+            self.tat[key] = tat
+            if row is not None and (row["throttled_until"] or 0) > self.now:
+                self.left[key] = 0
+            elif self.count is None:
+                self.left[key] = math.inf
+            else:
+                self.left[key] = max(
+                    math.floor((self.now - tat) / self.interval + 1e-6) + self.burst, 0)
+        if self.left[key] <= 0:
+            return False
+        self.left[key] -= 1
+        self.offered.setdefault(key, []).append(job_id)
+        return True
+
+    def spend(self, chosen: set[int]) -> None:
+        if self.count is None:
+            return
+        for key, offered in self.offered.items():
+            n = len(chosen.intersection(offered))
+            if n:
+                self.conn.execute(_Q.rate_key_consume, {
+                    "queue": self.queue, "key": key, "tat": self.tat[key], "n": n,
+                    "interval": self.interval, "now": self.now})
+
+
+class _FlowBook:
+    """What one claim's flow queues spend once its jobs are chosen: rate-limited queues' tokens
+    (their tat and the jobs they offered), breakers' probes, rate keys' tokens."""
+
+    def __init__(self) -> None:
+        self.rated: dict[str, tuple[float, set[int]]] = {}
+        self.probes: list[_Probe] = []
+        self.buckets: list[_KeyBuckets] = []
+
+    def spend(self, conn: sqlite3.Connection, chosen: set[int], now: float) -> None:
+        for queue, (tat, offered) in self.rated.items():
+            spent = len(offered.intersection(chosen))
+            if spent:
+                conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
+        for probe in self.probes:
+            if probe.probe_id in chosen:  # the breaker is half_open while its probe is out
+                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
+        for buckets in self.buckets:
+            buckets.spend(chosen)
+
+
+def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
+    return -row["priority"], row["run_at"], row["id"]
 
 
 def _row_to_job(row: sqlite3.Row) -> Job:
@@ -385,7 +468,8 @@ class SQLiteBackend(PlainOptionalParts):
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
             flow = job.flow or NO_FLOW
-            if flow.concurrency_key is not None:
+            if (flow.concurrency_key is not None or flow.sequence_key is not None
+                    or flow.rate_key is not None):
                 conn.execute(_Q.mark_keyed_queue, {"name": job.queue, "now": now})
             job_id = conn.execute(
                 _Q.insert_job,
@@ -404,6 +488,9 @@ class SQLiteBackend(PlainOptionalParts):
                     "trace_context": job.trace_context,
                     "concurrency_key": flow.concurrency_key,
                     "concurrency_limit": flow.concurrency_limit,
+                    "sequence_key": flow.sequence_key,
+                    "sequence_wait": flow.sequence_wait,
+                    "rate_key": flow.rate_key,
                 },
             ).fetchone()[0]
             if job.idempotency_key is not None:
@@ -453,23 +540,20 @@ class SQLiteBackend(PlainOptionalParts):
         queues = None if req.queues is None else json.dumps(list(req.queues))
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
-        rated: dict[str, tuple[float, set[int]]] = {}  # rate-limited queue: its tat, its jobs
+        book = _FlowBook()  # what the flow queues' claims spend once the jobs are chosen
         for name, free, flow in caps:
             if free <= 0:
                 continue
             params = {"queue": name, "now": now, "limit": min(free, req.limit)}
             if flow:
-                candidates.extend(self._flow_candidates(conn, params, rated))
+                candidates.extend(self._flow_candidates(conn, params, book))
                 continue
             for row in conn.execute(_Q.claim_candidates, params):
                 candidates.append((-row["priority"], row["run_at"], row["id"]))
         if not candidates:
             return []
         chosen = [c[2] for c in sorted(candidates)[: req.limit]]
-        for queue, (tat, offered) in rated.items():
-            spent = len(offered.intersection(chosen))
-            if spent:
-                conn.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
+        book.spend(conn, set(chosen), now)
         rows = conn.execute(
             _Q.claim_update,
             {"worker_id": req.worker_id, "now": now, "lease": req.lease,
@@ -480,12 +564,14 @@ class SQLiteBackend(PlainOptionalParts):
 
     def _flow_candidates(
         self, conn: sqlite3.Connection, params: dict[str, Any],
-        rated: dict[str, tuple[float, set[int]]],
+        book: _FlowBook,
     ) -> list[tuple[int, float, int]]:
         """A flow-controlled queue's claimable jobs, at most params["limit"]: no more than its
         rate limit's bucket holds, none whose concurrency key already runs its limit. The
         single writer's transaction makes the counts exact. A rate-limited queue's offer goes
-        into `rated` (the claim spends tokens for those it takes)."""
+        into `book` (the claim spends tokens for those it takes). No job of a task whose
+        circuit breaker is open; one (its probe, into `book`) of one that cooled down. A job
+        with a rate key takes a token of its key's bucket."""
         state = conn.execute(_Q.claim_flow_state, params).fetchone()
         limit, now = params["limit"], params["now"]
         limit, tat = queue_room(state, now, limit,
@@ -493,19 +579,60 @@ class SQLiteBackend(PlainOptionalParts):
         if limit <= 0:
             return []
         running: dict[str, int] = json.loads(state["running"] or "{}")
+        gates = self._gates(conn, params) if state["breakers"] else {}
+        buckets = _KeyBuckets(conn, params, state)
+        book.buckets.append(buckets)
+        found: list[tuple[int, float, int]] = []
         rows = conn.execute(_Q.claim_flow_candidates, params)
-        ranked: Iterable[tuple[int, sqlite3.Row]] = ((r["priority"], r) for r in rows)
+        # each ordered sequence's head (none without keyed jobs), in the same order
+        heads = conn.execute(_Q.claim_sequence_heads, params).fetchall() if state["keyed"] else []
+        ranked: Iterable[tuple[int, sqlite3.Row]] = (
+            (r["priority"], r) for r in heapq.merge(rows, heads, key=_claim_order))
         if state["aging_step"] is not None:
-            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"])
-        found = within_keys(((row, (-rank, row["run_at"], row["id"])) for rank, row in ranked),
-                            running, limit)
+            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"],
+                                heads)
+        for rank, row in ranked:
+            gate = gates.get(row["task"])
+            if gate is not None:
+                if gate.probe_id is not None:
+                    continue  # shut, or its one probe already offered
+                gates[row["task"]] = gate._replace(probe_id=row["id"])
+                book.probes.append(gates[row["task"]])
+            key = row["concurrency_key"]
+            if key is not None and running.get(key, 0) >= row["concurrency_limit"]:
+                continue
+            if row["rate_key"] is not None and not buckets.take(row["rate_key"], row["id"]):
+                continue
+            if key is not None:
+                running[key] = running.get(key, 0) + 1
+            found.append((-rank, row["run_at"], row["id"]))
+            if len(found) >= limit:
+                break
         if state["rate_count"] is not None:
-            rated[params["queue"]] = (tat, {c[2] for c in found})
+            book.rated[params["queue"]] = (tat, {c[2] for c in found})
         return found
+
+    def _gates(self, conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, _Probe]:
+        """The queue's circuit breakers that hold its tasks back, by task: shut (probe_id 0:
+        open and cooling down, or half_open while its probe runs) or letting one probe through
+        (probe_id None). A half_open one whose probe finished without failing closes here."""
+        gates: dict[str, _Probe] = {}
+        now = params["now"]
+        for b in conn.execute(_Q.claim_breakers, params).fetchall():
+            probe = _Probe(params["queue"], b["task"], b["state"], None)
+            if b["state"] == "open":
+                shut = b["open_until"] > now
+            elif b["probe_status"] is None:  # the probe is done, and a failure would reopen
+                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
+                continue
+            else:
+                shut = b["probe_status"] != Status.PENDING
+            gates[b["task"]] = probe._replace(probe_id=0) if shut else probe
+        return gates
 
     def _aged(
         self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
-        limit: int, step: float, cap: int,
+        limit: int, step: float, cap: int, heads: list[sqlite3.Row],
     ) -> list[tuple[int, sqlite3.Row]]:
         """Priority aging: candidates in the order of priority plus one for every `step`
         seconds due (at most `cap` more): the first of the plain order, and the oldest of each
@@ -513,8 +640,9 @@ class SQLiteBackend(PlainOptionalParts):
         now = params["now"]
         head = rows.fetchmany(limit * 4 + 16)
         picked = {r["id"]: r for r in head}
-        if head:
-            top = head[0]["priority"]
+        picked.update((r["id"], r) for r in heads)
+        if picked:
+            top = max(r["priority"] for r in picked.values())
             for level in range(top - cap, top):
                 picked.update((r["id"], r) for r in conn.execute(
                     _Q.claim_level_heads, {**params, "level": level, "limit": limit * 2 + 4}))
@@ -594,6 +722,8 @@ class SQLiteBackend(PlainOptionalParts):
                 "reason": item.reason,
                 "permanent": int(item.permanent),
             }
+            # a throttle pauses the job's rate key, if it has one, else its queue
+            keyed = conn.execute(_Q.owned_rate_key, params).fetchone() if item.throttle else None
             if conn.execute(_Q.fail_bury, params).rowcount == 1:
                 conn.execute(_Q.delete_owned, params)
                 result.dead.add(item.id)
@@ -602,8 +732,13 @@ class SQLiteBackend(PlainOptionalParts):
             else:
                 result.lost.add(item.id)
                 continue
-            if item.throttle > 0:
+            if keyed is not None and keyed[1] is not None:
+                conn.execute(_Q.throttle_key, {"queue": keyed[0], "key": keyed[1],
+                                               "until": now + item.throttle})
+            elif item.throttle > 0:
                 conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
+            else:
+                conn.execute(_Q.breaker_failed, params)
         return result
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
@@ -791,16 +926,39 @@ class SQLiteBackend(PlainOptionalParts):
         timeout_seconds: float | None = UNSET,
         rate_limit: RateLimit | None = UNSET,
         aging: PriorityAging | None = UNSET,
+        key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
         with self._write() as conn:
             now = self._time()
             conn.execute(_Q.ensure_queue, {"name": name, "now": now})
-            conn.execute(_Q.update_queue, {
+            params = {
                 **queue_settings(name, paused, active, max_workers, lease_seconds,
                                  timeout_seconds, now),
-                **flow_params(rate_limit, aging),
-            })
+                **flow_params(rate_limit, aging, key_rate_limit),
+            }
+            conn.execute(_Q.update_queue, params)
+            if params["set_key_rate"]:
+                conn.execute(_Q.reset_rate_keys, params)
         return next(q for q in self.list_queues() if q.name == name)
+
+    def configure_breaker(
+        self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
+    ) -> BreakerInfo | None:
+        with self._write() as conn:
+            params = breaker_params(queue, task, failure_limit, window, cooldown, self._time())
+            conn.execute(_Q.ensure_queue, {"name": queue, "now": params["now"]})
+            conn.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
+            conn.execute(_Q.mark_breaker_queue, params)
+        return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
+
+    def list_throttled_keys(self) -> list[ThrottledKey]:
+        rows = self._conn().execute(_Q.list_throttled_keys, {"now": self._time()}).fetchall()
+        return [ThrottledKey(r["queue"], r["key"], datetime.fromtimestamp(r["until"], UTC))
+                for r in rows]
+
+    def list_breakers(self) -> list[BreakerInfo]:
+        rows = self._conn().execute(_Q.list_breakers, {"now": self._time()}).fetchall()
+        return [breaker_info(r, lambda v: _ts(v, "breaker", [])) for r in rows]
 
     # -- schedules -----------------------------------------------------------------------------
 
@@ -915,7 +1073,8 @@ class SQLiteBackend(PlainOptionalParts):
                 archived=r["archived"],
                 dead=r["dead"],
                 **flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
-                                r["aging_step"], r["aging_cap"]),
+                                r["aging_step"], r["aging_cap"], r["key_rate_count"],
+                                r["key_rate_period"], r["key_rate_burst"]),
                 throttled_until=_ts(r["throttled_until"], "throttled_until", []),
                 keyed=bool(r["keyed"]),
             )

@@ -143,7 +143,8 @@ function listen() {
 
 function update(snapshot) {
   renderQueues(snapshot.queues);
-  renderWorkers(snapshot.workers);
+  renderRows("workers", snapshot.workers);
+  renderRows("breakers", snapshot.breakers || []);
   plot(snapshot);
 }
 
@@ -192,17 +193,18 @@ async function setLimit(q) {
             () => toast("Limit set"));
 }
 
-function renderWorkers(workers) {
-  $("workers-none").hidden = workers.length > 0;
-  $("workers").hidden = workers.length === 0;
-  if (!workers.length) return;
-  const keys = Object.keys(workers[0]);
+// A table of plain rows (the worker registry, the circuit breakers): a column per field.
+function renderRows(id, rows) {
+  $(id + "-none").hidden = rows.length > 0;
+  $(id).hidden = rows.length === 0;
+  if (!rows.length) return;
+  const keys = Object.keys(rows[0]);
   const head = el("tr");
   for (const k of keys) head.append(el("th", k));
-  $("workers").tHead.replaceChildren(head);
-  const body = $("workers").tBodies[0];
+  $(id).tHead.replaceChildren(head);
+  const body = $(id).tBodies[0];
   body.replaceChildren();
-  for (const w of workers) {
+  for (const w of rows) {
     const row = el("tr");
     for (const k of keys) {
       const v = w[k];

@@ -2,6 +2,10 @@
 -- archive or dead letters); the limited queues' rows are locked (FOR UPDATE needs UPDATE).
 GRANT UPDATE, DELETE ON {schema}.jobs TO {role};
 GRANT UPDATE ON {schema}.queues TO {role};
+-- Circuit breakers: a failure counts towards opening one, a claim lets its probe through.
+GRANT UPDATE ON {schema}.breakers TO {role};
+-- Per-key rate limits: a claim spends a key's bucket, a Throttled pauses a key.
+GRANT INSERT, UPDATE ON {schema}.rate_keys TO {role};
 GRANT INSERT ON {schema}.archive, {schema}.dead TO {role};
 -- The scheduler fires due schedules (and writes code-declared ones at start); handlers report
 -- progress; the pruner's lease row (pruning itself needs DELETE on archive and dead: admin).

@@ -6,4 +6,5 @@
 -- DELETE to purge; UPDATE because pruning locks its batch (FOR UPDATE SKIP LOCKED).
 GRANT UPDATE, DELETE ON {schema}.archive, {schema}.dead TO {role};
 GRANT SELECT, INSERT ON {schema}.audit TO {role};
-GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.schedules, {schema}.retention TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.schedules, {schema}.retention,
+    {schema}.breakers TO {role};

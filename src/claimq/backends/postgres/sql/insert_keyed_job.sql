@@ -10,22 +10,24 @@ WITH new_id AS (
     RETURNING job_id
 ), queue AS (
     INSERT INTO {schema}.queues (name, keyed, created_at, updated_at)
-    SELECT %(queue)s, %(concurrency_key)s::text IS NOT NULL, {now}, {now} FROM key
+    SELECT %(queue)s, %(keyed)s, {now}, {now} FROM key
     ON CONFLICT (name) DO NOTHING
 ), keyed AS (
     -- an existing queue (a new one is inserted keyed above); locks its row only to change it
     UPDATE {schema}.queues SET keyed = true, updated_at = {now}
-    WHERE name = %(queue)s AND NOT keyed AND %(concurrency_key)s::text IS NOT NULL
+    WHERE name = %(queue)s AND NOT keyed AND %(keyed)s
       AND EXISTS (SELECT 1 FROM key)
 ), inserted AS (
     INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key, priority,
                                max_attempts, run_at, created_at, updated_at, timeout_seconds,
-                               retry, trace_context, concurrency_key, concurrency_limit)
+                               retry, trace_context, concurrency_key, concurrency_limit,
+                               sequence_key, sequence_wait, rate_key)
     SELECT job_id, %(queue)s, %(task)s, %(payload)s::jsonb, %(tags)s::text[], %(key)s,
            %(priority)s, %(max_attempts)s,
            coalesce(%(run_at)s::timestamptz, {now} + make_interval(secs => %(delay)s)),
            {now}, {now}, %(timeout_seconds)s, %(retry)s::jsonb, %(trace_context)s,
-           %(concurrency_key)s, %(concurrency_limit)s::int
+           %(concurrency_key)s, %(concurrency_limit)s::int, %(sequence_key)s, %(sequence_wait)s,
+           %(rate_key)s
     FROM key
     RETURNING id, queue
 )

@@ -9,7 +9,7 @@ SELECT q.name,
                                         AND r.status IN ('fetched', 'processing')), 0)
        END AS free,
        q.keyed OR q.rate_count IS NOT NULL OR q.aging_step IS NOT NULL
-           OR q.throttled_until IS NOT NULL AS flow
+           OR q.throttled_until IS NOT NULL OR q.breakers AS flow
 FROM claimq_queues q
 WHERE q.active = 1 AND q.paused = 0
   AND (:queues IS NULL OR q.name IN (SELECT value FROM json_each(:queues)))

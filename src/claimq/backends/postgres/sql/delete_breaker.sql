@@ -1,0 +1,1 @@
+DELETE FROM {schema}.breakers WHERE queue = %(queue)s AND task = %(task)s

@@ -1,0 +1,1 @@
+DELETE FROM claimq_breakers WHERE queue = :queue AND task = :task

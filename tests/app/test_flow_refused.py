@@ -1,0 +1,55 @@
+"""The flow control MariaDB/MySQL does not have yet (ordered sequences, per-key rate limits,
+circuit breakers; the rest of flow control it has, see tests/app/test_flow_*.py): each is
+refused with InvalidInput and writes nothing, from enqueue_many's other jobs too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from claimq import App
+from claimq.errors import InvalidInput
+
+pytestmark = pytest.mark.parametrize("db_url", ["mariadb"], indirect=True)
+
+NEEDS = "needs PostgreSQL or SQLite"
+
+
+def _live(app: App) -> list[int]:
+    return [j.id for j in app.list_jobs("live")]
+
+
+@pytest.mark.parametrize("options", [
+    {"sequence_key": "user:1"},
+    {"sequence_key": "user:1", "on_failure": "skip"},
+    {"rate_key": "customer:1"},
+])
+def test_unbuilt_flow_options_are_refused_and_write_nothing(app: App,
+                                                            options: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput, match=NEEDS):
+        app.enqueue("t", {"n": 1}, queue="q", **options)
+    with pytest.raises(InvalidInput, match=NEEDS):
+        app.enqueue_many([{"task": "t", "queue": "q"}, {"task": "t", "queue": "q", **options}])
+    assert _live(app) == []
+
+
+def test_a_task_with_a_sequence_key_is_refused_at_enqueue(app: App) -> None:
+    @app.task(queue="events", sequence_key="user_id")
+    def apply(user_id: int) -> None: ...
+
+    with pytest.raises(InvalidInput, match=NEEDS):
+        apply.enqueue(user_id=7)
+    assert _live(app) == []
+
+
+def test_a_circuit_breaker_and_a_per_key_rate_limit_are_refused(app: App) -> None:
+    with pytest.raises(InvalidInput, match=NEEDS):
+        app.configure_breaker("t", failures=3, queue="api")
+    assert app.breakers() == [] and app.stats().breakers == []
+    assert app.throttled_keys() == [] and app.stats().throttled_keys == []
+    assert app.configure_breaker("t", failures=None, queue="api") is None
+    app.enqueue("t", {}, queue="api")
+    with pytest.raises(InvalidInput, match=NEEDS):
+        app.configure_queue("api", key_rate_limit="10/s")
+    assert app.configure_queue("api", rate_limit="10/s").rate_limit is not None  # it has these
