@@ -37,6 +37,7 @@ POLL_MAX = 0.5
 # a notice lost while the listener reconnected.
 RECHECK_FIRST = 0.02
 SAFETY_RECHECK = 2.0
+WATCH_WAIT = 5.0  # seconds a waiter waits for another's watch of the same job to be written
 
 
 class JobHandle(int):
@@ -88,6 +89,10 @@ def _read(job_id: int, job: Job | None, deadline: float | None,
     return finished, result, left
 
 
+watched_already = threading.Event()
+watched_already.set()
+
+
 class ResultWaiter:
     """The App's waiters for results: one listening thread and connection (PostgreSQL)."""
 
@@ -97,6 +102,9 @@ class ResultWaiter:
         self.id = str(uuid.uuid4())
         self._lock = threading.Lock()
         self._wakers: dict[int, set[Callable[[], None]]] = {}
+        # Per job: set once its watch row is written (or failed to be): a later waiter reads
+        # the job only then, or a notice of its end could come before the trigger knew of it.
+        self._watched: dict[int, threading.Event] = {}
         self._thread: threading.Thread | None = None
         self._listening = threading.Event()
         self._stop = threading.Event()
@@ -166,12 +174,22 @@ class ResultWaiter:
             wakers = self._wakers.setdefault(job_id, set())
             first = not wakers
             wakers.add(wake)
-        if first and self.notify:
-            try:
-                self.backend.watch_results([job_id], self.id)
-            except BaseException:
-                self._unregister(job_id, wake, watched=False)
-                raise
+            if first:
+                watched = self._watched[job_id] = threading.Event()
+            else:
+                watched = self._watched.get(job_id, watched_already)
+        if not self.notify:
+            return
+        if not first:
+            watched.wait(WATCH_WAIT)  # past it, the safety re-check still finds the result
+            return
+        try:
+            self.backend.watch_results([job_id], self.id)
+        except BaseException:
+            self._unregister(job_id, wake, watched=False)
+            raise
+        finally:
+            watched.set()
 
     def _unregister(self, job_id: int, wake: Callable[[], None], *, watched: bool = True) -> None:
         with self._lock:
@@ -182,6 +200,7 @@ class ResultWaiter:
             last = not wakers
             if last:
                 del self._wakers[job_id]
+                self._watched.pop(job_id, None)
         if last and watched and self.notify:
             try:
                 self.backend.unwatch_results([job_id], self.id)

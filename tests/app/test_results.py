@@ -36,8 +36,11 @@ def _waiting(app: App, job_id: int, *, count: int = 1) -> None:
     waiter = app._results()
     for _ in range(2000):
         with waiter._lock:
-            if len(waiter._wakers.get(job_id, ())) >= count:
-                return
+            registered = len(waiter._wakers.get(job_id, ())) >= count
+        if registered and (app.backend.kind != "postgresql" or app.backend.run_sql(
+                f"SELECT count(*) FROM {app.backend.schema}.result_waiters"  # type: ignore[attr-defined]
+                " WHERE job_id = %s", [job_id]) != [(0,)]):
+            return
         threading.Event().wait(0.005)
     raise AssertionError(f"{count} waiter(s) never registered for job {job_id}")
 

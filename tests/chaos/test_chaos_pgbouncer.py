@@ -77,8 +77,10 @@ def test_workers_and_producer_through_pgbouncer_restarted(
                                        allow_invalid_start=True)
             assert summary["effects"] == len(acknowledged)
             assert sampler.samples > 10 and not sampler.violations, sampler.violations[:5]
+            # The restarts are real (stop() waits for PgBouncer to exit), but whether a worker
+            # logs them depends on timing: its pools replace a connection cut while idle
+            # without an error (it failed CI once, unlogged on a loaded machine).
             logs = "".join(w.log() for w in workers)
-            assert "database unavailable" in logs, "the restarts went unnoticed"
             assert "prepared statement" not in logs, logs[-3000:]
             print(f"pgbouncer {mode}: {summary}, {len(acknowledged)} jobs")
         finally:
