@@ -1,5 +1,5 @@
-"""The flow control MariaDB/MySQL does not have yet (ordered sequences, per-key rate limits,
-circuit breakers; the rest of flow control it has, see tests/app/test_flow_*.py): each is
+"""The flow control MariaDB/MySQL does not have yet (per-key rate limits, circuit breakers; the
+rest of flow control it has, see tests/app/test_flow_*.py): each is
 refused with InvalidInput and writes nothing, from enqueue_many's other jobs too."""
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ def _live(app: App) -> list[int]:
 
 
 @pytest.mark.parametrize("options", [
-    {"sequence_key": "user:1"},
-    {"sequence_key": "user:1", "on_failure": "skip"},
     {"rate_key": "customer:1"},
 ])
 def test_unbuilt_flow_options_are_refused_and_write_nothing(app: App,
@@ -31,15 +29,6 @@ def test_unbuilt_flow_options_are_refused_and_write_nothing(app: App,
         app.enqueue("t", {"n": 1}, queue="q", **options)
     with pytest.raises(InvalidInput, match=NEEDS):
         app.enqueue_many([{"task": "t", "queue": "q"}, {"task": "t", "queue": "q", **options}])
-    assert _live(app) == []
-
-
-def test_a_task_with_a_sequence_key_is_refused_at_enqueue(app: App) -> None:
-    @app.task(queue="events", sequence_key="user_id")
-    def apply(user_id: int) -> None: ...
-
-    with pytest.raises(InvalidInput, match=NEEDS):
-        apply.enqueue(user_id=7)
     assert _live(app) == []
 
 

@@ -31,7 +31,7 @@ from chaos_harness import (
 from claimq import App
 
 pytestmark = pytest.mark.timeout(120)
-# Ordered sequences, circuit breakers and per-key rate limits: not on MariaDB yet (it refuses them).
+# Circuit breakers and per-key rate limits: not on MariaDB yet (it refuses them).
 NOT_ON_MARIADB = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
 
 PROCESSES = 4
@@ -188,7 +188,6 @@ def _sequence_runs(capp: App, seq_of: dict[int, str]) -> dict[str, list[biz.Run]
     return runs
 
 
-@NOT_ON_MARIADB
 @pytest.mark.parametrize("on_failure", ["wait", "skip"])
 def test_sequences_run_one_at_a_time_in_enqueue_order(capp: App, spawn, on_failure) -> None:
     """4 sequences of 10 jobs (every third fails its first attempt) under 4 worker processes:

@@ -223,14 +223,19 @@ _NOT_YET = ("needs PostgreSQL or SQLite: this MariaDB/MySQL backend's flow contr
             "yet")
 
 
+def _keyed(job: NewJob) -> bool:
+    """Whether the job has a concurrency key or a sequence key (its queue becomes `keyed`)."""
+    flow = job.flow
+    return flow is not None and (flow.concurrency_key is not None
+                                 or flow.sequence_key is not None)
+
+
 def _refuse_unbuilt(job: NewJob) -> None:
-    """InvalidInput for a job asking for flow control this backend does not do yet (ordered
-    sequences, per-key rate limits), before anything is written."""
+    """InvalidInput for a job asking for flow control this backend does not do yet (per-key
+    rate limits), before anything is written."""
     flow = job.flow
     if flow is None:
         return
-    if flow.sequence_key is not None:
-        raise InvalidInput(_NOT_YET.format("ordered sequences (sequence_key)"))
     if flow.rate_key is not None:
         raise InvalidInput(_NOT_YET.format("per-key rate limits (rate_key)"))
 
@@ -544,7 +549,7 @@ class MySQLBackend(PlainOptionalParts):
         for job in jobs:
             _refuse_unbuilt(job)
         plain = [j for j in jobs if j.idempotency_key is None]
-        keyed = {j.queue for j in jobs if j.flow is not None and j.flow.concurrency_key is not None}
+        keyed = {j.queue for j in jobs if _keyed(j)}
         for queue in sorted(keyed):
             self._mark_keyed(cur, queue)
         plain_ids = iter(self._insert_rows(cur, plain))
@@ -553,16 +558,16 @@ class MySQLBackend(PlainOptionalParts):
             for j in jobs
         ]
         if keyed:
-            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit]
-                     for i, j in zip(ids, jobs, strict=True)
-                     if j.flow is not None and j.flow.concurrency_key is not None]
-            cur.execute(_Q.set_concurrency, {"items": _dumps(items),
-                                             "ids": tuple(i for i, _, _ in items)})
+            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit, j.flow.sequence_key,
+                      None if j.flow.sequence_wait is None else int(j.flow.sequence_wait)]
+                     for i, j in zip(ids, jobs, strict=True) if j.flow is not None and _keyed(j)]
+            cur.execute(_Q.set_job_keys, {"items": _dumps(items),
+                                          "ids": tuple(item[0] for item in items)})
         return ids
 
     def _mark_keyed(self, cur: Any, queue: str) -> None:
-        """A queue given jobs with a concurrency key claims them per key from now on (its row is
-        written only the first time: a plain read says whether it must be)."""
+        """A queue given jobs with a concurrency or sequence key claims them per key from now on
+        (its row is written only the first time: a plain read says whether it must be)."""
         cur.execute(_Q.queue_keyed, {"name": queue})
         row = cur.fetchone()
         if row is None or not row[0]:
@@ -704,7 +709,8 @@ class MySQLBackend(PlainOptionalParts):
     ) -> list[dict[str, Any]]:
         """A flow-controlled queue's claimable jobs (its row is locked: its claimers take turns,
         so the counts are exact), at most params["limit"]: none while it is throttled, no more
-        than its rate limit's bucket holds, none whose concurrency key already runs its limit;
+        than its rate limit's bucket holds, none whose concurrency key already runs its limit,
+        of each ordered sequence only its head;
         with priority aging, each job's `rank` is its aged priority. A rate-limited queue's
         arrival time goes into `rated` (the claim spends tokens for the jobs it takes)."""
         cur.execute(_Q.claim_flow_state, params)
@@ -723,6 +729,12 @@ class MySQLBackend(PlainOptionalParts):
         scan = {**params, "level": None, "scan": limit * 4 + 16}
         cur.execute(_Q.claim_flow_candidates, scan)
         picked = {r["id"]: r for r in _dicts(cur)}
+        if state["keyed"]:  # each ordered sequence's head (a plain read, then locked)
+            cur.execute(_Q.claim_sequence_heads, params)
+            heads = tuple(r[0] for r in cur.fetchall())
+            if heads:
+                cur.execute(_Q.claim_flow_rows, {**params, "ids": heads})
+                picked.update((r["id"], r) for r in _dicts(cur))
         if step is not None and picked:
             top = max(r["priority"] for r in picked.values())
             cur.execute(_Q.claim_flow_levels, {**params, "low": top - cap, "top": top})

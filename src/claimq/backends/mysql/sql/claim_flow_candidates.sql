@@ -1,10 +1,11 @@
 -- A flow-controlled queue's next due jobs in claim order, locked, but none whose concurrency key
 -- already runs its limit (READ COMMITTED: the latest count); a few more than the claim can take
 -- (%(scan)s), for keys with room for fewer jobs than they have waiting. With priority aging,
--- %(level)s (else NULL) reads only the oldest jobs of that one priority level.
+-- %(level)s (else NULL) reads only the oldest jobs of that one priority level. Jobs of an ordered
+-- sequence come from claim_sequence_heads instead.
 SELECT {job_columns}, concurrency_key, concurrency_limit, {now} AS now
 FROM claimq_jobs j
-WHERE queue = %(queue)s AND status = 'pending' AND run_at <= {now}
+WHERE queue = %(queue)s AND status = 'pending' AND run_at <= {now} AND sequence_key IS NULL
   AND (%(level)s IS NULL OR priority = %(level)s)
   AND (concurrency_key IS NULL
        OR (SELECT count(*) FROM claimq_jobs r
