@@ -14,7 +14,8 @@ from claimq import App, Throttled
 from claimq.clock import FakeClock
 from claimq.errors import InvalidInput
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"],
+                                     indirect=True)
 
 
 def _fail_one(app: App, task: str = "call") -> None:

@@ -1,6 +1,6 @@
-"""The flow control MariaDB/MySQL does not have yet (per-key rate limits, circuit breakers; the
-rest of flow control it has, see tests/app/test_flow_*.py): each is
-refused with InvalidInput and writes nothing, from enqueue_many's other jobs too."""
+"""The flow control MariaDB/MySQL does not have yet (per-key rate limits; the rest of flow
+control it has, see tests/app/test_flow_*.py): each is refused with InvalidInput and writes
+nothing, from enqueue_many's other jobs too."""
 
 from __future__ import annotations
 
@@ -32,12 +32,8 @@ def test_unbuilt_flow_options_are_refused_and_write_nothing(app: App,
     assert _live(app) == []
 
 
-def test_a_circuit_breaker_and_a_per_key_rate_limit_are_refused(app: App) -> None:
-    with pytest.raises(InvalidInput, match=NEEDS):
-        app.configure_breaker("t", failures=3, queue="api")
-    assert app.breakers() == [] and app.stats().breakers == []
+def test_a_per_key_rate_limit_is_refused(app: App) -> None:
     assert app.throttled_keys() == [] and app.stats().throttled_keys == []
-    assert app.configure_breaker("t", failures=None, queue="api") is None
     app.enqueue("t", {}, queue="api")
     with pytest.raises(InvalidInput, match=NEEDS):
         app.configure_queue("api", key_rate_limit="10/s")

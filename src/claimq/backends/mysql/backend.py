@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends import _rows
-from claimq.backends._flow import queue_room, within_keys
+from claimq.backends._flow import Probe, breaker_gates, queue_room, through_gates, within_keys
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
@@ -662,10 +662,11 @@ class MySQLBackend(PlainOptionalParts):
                   for name, _, seconds, _ in found}
         rows: list[dict[str, Any]] = []
         rated: dict[str, datetime] = {}  # a rate-limited queue's GCRA arrival time
+        probes: list[Probe] = []  # circuit breakers' probes offered
         for name, free, flow in open_queues:
             query = {"queue": name, "now": now, "limit": min(free, req.limit)}
             if flow:
-                rows += self._flow_candidates(cur, query, rated)
+                rows += self._flow_candidates(cur, query, rated, probes)
                 # one time for the rest of the claim: the rate limit's, the claim's writes'
                 now = query["now"]
                 continue
@@ -679,6 +680,10 @@ class MySQLBackend(PlainOptionalParts):
             spent = sum(1 for r in rows if r["queue"] == queue)
             if spent:
                 cur.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
+        chosen = {r["id"] for r in rows}
+        for probe in probes:
+            if probe.probe_id in chosen:  # the breaker is half_open while its probe is out
+                cur.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
         at: datetime = max(r["now"] for r in rows)
         batch = uuid.uuid4().hex
         ids = tuple(r["id"] for r in rows)
@@ -705,14 +710,16 @@ class MySQLBackend(PlainOptionalParts):
         return jobs
 
     def _flow_candidates(
-        self, cur: Any, params: dict[str, Any], rated: dict[str, datetime]
+        self, cur: Any, params: dict[str, Any], rated: dict[str, datetime], probes: list[Probe]
     ) -> list[dict[str, Any]]:
         """A flow-controlled queue's claimable jobs (its row is locked: its claimers take turns,
         so the counts are exact), at most params["limit"]: none while it is throttled, no more
         than its rate limit's bucket holds, none whose concurrency key already runs its limit,
         of each ordered sequence only its head;
         with priority aging, each job's `rank` is its aged priority. A rate-limited queue's
-        arrival time goes into `rated` (the claim spends tokens for the jobs it takes)."""
+        arrival time goes into `rated` (the claim spends tokens for the jobs it takes). No job
+        of a task whose circuit breaker is open; one (its probe, into `probes`) of one that
+        cooled down."""
         cur.execute(_Q.claim_flow_state, params)
         [state] = _dicts(cur)
         limit, now = params["limit"], state["now"]
@@ -726,9 +733,15 @@ class MySQLBackend(PlainOptionalParts):
         cur.execute(_Q.claim_flow_running, params)
         running: dict[str, int] = {key: int(n) for key, n in cur.fetchall()}
         step, cap = state["aging_step"], state["aging_cap"]
-        scan = {**params, "level": None, "scan": limit * 4 + 16}
+        gates = self._gates(cur, params) if state["breakers"] else {}
+        scan = {**params, "level": None, "scan": limit * 4 + 16, "task": None,
+                "gated": _dumps(sorted(gates)) if gates else None}
         cur.execute(_Q.claim_flow_candidates, scan)
         picked = {r["id"]: r for r in _dicts(cur)}
+        for task in sorted(t for t, gate in gates.items() if gate.probe_id is None):
+            cur.execute(_Q.claim_flow_candidates, {**scan, "task": task, "gated": None,
+                                                   "scan": 1})  # the probe's candidate
+            picked.update((r["id"], r) for r in _dicts(cur))
         if state["keyed"]:  # each ordered sequence's head (a plain read, then locked)
             cur.execute(_Q.claim_sequence_heads, params)
             heads = tuple(r[0] for r in cur.fetchall())
@@ -747,7 +760,15 @@ class MySQLBackend(PlainOptionalParts):
                 (now - r["run_at"]).total_seconds() / step))
             r["rank"] = r["priority"] + aged
         ranked = sorted(picked.values(), key=lambda r: (-r["rank"], r["run_at"], r["id"]))
-        return within_keys(((r, r) for r in ranked), running, limit)
+        return within_keys(((r, r) for r in through_gates(ranked, gates, probes)), running, limit)
+
+    def _gates(self, cur: Any, params: dict[str, Any]) -> dict[str, Probe]:
+        """The queue's circuit breakers that hold its tasks back, by task (breaker_gates)."""
+        cur.execute(_Q.claim_breakers, params)
+        return breaker_gates(
+            _dicts(cur), params["queue"], params["now"],
+            lambda probe: cur.execute(_Q.breaker_probe, {**probe._asdict(), "now": params["now"]}),
+            Status.PENDING.value)
 
     def _any_limited(self, cur: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second. (Were
@@ -866,6 +887,7 @@ class MySQLBackend(PlainOptionalParts):
         if not failures:
             return result
         rows = self._lock_owned(cur, failures, _LIVE)
+        failed = dict(rows)
         buried: list[list[Any]] = []
         retried: list[list[Any]] = []
         for f in failures:
@@ -885,11 +907,19 @@ class MySQLBackend(PlainOptionalParts):
         if retried:
             cur.execute(_Q.retry, {"items": _dumps(retried), "now": self._now(),
                                    "ids": tuple(r[0] for r in retried)})
+        tasks: Counter[tuple[str, str]] = Counter()  # failed attempts per queue and task
         for f in failures:
-            if f.throttle > 0 and (f.id in result.retried or f.id in result.dead):
+            if f.id not in result.retried and f.id not in result.dead:
+                continue
+            if f.throttle > 0:
                 cur.execute(_Q.throttle_queue, {"id": f.id, "after_us": _micros(f.throttle),
                                                 "now": self._now()})
                 self._limited.clear()  # this process's next claim sees the throttle at once
+            else:
+                tasks[(failed[f.id]["queue"], failed[f.id]["task"])] += 1
+        for (queue, task), n in sorted(tasks.items()):  # their circuit breakers, if any
+            cur.execute(_Q.breaker_failed, {"queue": queue, "task": task, "n": n,
+                                            "now": self._now()})
         return result
 
     def _bury(self, cur: Any, items: list[list[Any]], now: datetime | None = None) -> None:
@@ -1158,14 +1188,19 @@ class MySQLBackend(PlainOptionalParts):
     def configure_breaker(
         self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
     ) -> BreakerInfo | None:
-        """A circuit breaker raises InvalidInput (not built for this backend yet); removing one
-        (None) has nothing to remove and is accepted."""
-        if failure_limit is not None:
-            raise InvalidInput(_NOT_YET.format("circuit breakers"))
-        return None
+        params = _rows.breaker_params(queue, task, failure_limit, window, cooldown, self._now())
+
+        def work(cur: Any) -> None:
+            cur.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
+            cur.execute(_Q.mark_breaker_queue, params)
+
+        self._write(work)
+        self._limited.clear()  # this process's next claim gates the task at once
+        return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
 
     def list_breakers(self) -> list[BreakerInfo]:
-        return []
+        return [_rows.breaker_info(r, _aware)
+                for r in self._read(_Q.list_breakers, {"now": self._now()})]
 
     def list_throttled_keys(self) -> list[ThrottledKey]:
         return []

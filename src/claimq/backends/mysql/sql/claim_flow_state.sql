@@ -1,8 +1,8 @@
 -- A flow-controlled queue's rate limit and GCRA state, its priority aging, its throttle and
--- whether it was given keyed jobs (concurrency or sequence keys), read
+-- whether it was given keyed jobs (concurrency or sequence keys) or has circuit breakers, read
 -- while this transaction holds the queue's row (lock_limited_queues).
 SELECT rate_count, rate_period, rate_burst, rate_tat, aging_step, aging_cap, throttled_until,
-       keyed,
+       keyed, breakers,
        {now} AS now
 FROM claimq_queues
 WHERE name = %(queue)s
