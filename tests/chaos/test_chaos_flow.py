@@ -31,8 +31,6 @@ from chaos_harness import (
 from claimq import App
 
 pytestmark = pytest.mark.timeout(120)
-# Per-key rate limits: not on MariaDB yet (it refuses them).
-NOT_ON_MARIADB = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
 
 PROCESSES = 4
 OPTIONS = {"concurrency": 4, "lease": 10.0, "poll_interval": 0.05, "grace": 2.0}
@@ -314,7 +312,6 @@ def test_an_open_breaker_stops_every_workers_claims_of_its_task(
         "the other task did not run while the breaker was open")
 
 
-@NOT_ON_MARIADB
 def test_per_key_rate_limits_hold_across_worker_processes(capp: App, spawn) -> None:
     """key_rate_limit 10/s (burst 3) per customer, 3 customers: the claim times the database
     recorded never put more than the burst plus rate x window of one key into any window."""
@@ -337,7 +334,6 @@ def test_per_key_rate_limits_hold_across_worker_processes(capp: App, spawn) -> N
     assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"
 
 
-@NOT_ON_MARIADB
 def test_a_throttle_pauses_its_rate_key_for_every_worker(capp: App, spawn) -> None:
     """A job of customer a raises Throttled(after=2): from the moment the failure is written
     (the database's time, as app.throttled_keys() shows it) until then, no worker claims a's

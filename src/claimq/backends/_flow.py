@@ -19,16 +19,21 @@ def bucket_room(count: int, period: float, burst: int | None, ahead: float) -> i
     return max(math.floor(-ahead / interval + 1e-6) + (burst or count), 0)
 
 
-def within_keys(ranked: Iterable[tuple[Any, T]], running: dict[str, int], limit: int) -> list[T]:
+def within_keys(
+    ranked: Iterable[tuple[Any, T]], running: dict[str, int], limit: int,
+    admit: Callable[[Any], bool] = lambda row: True,
+) -> list[T]:
     """The first `limit` items, in `ranked`'s order, whose row (a mapping) has no concurrency key
     or one with room: fewer in flight than the row's concurrency_limit, counting `running`
-    (updated as items are taken)."""
+    (updated as items are taken), and that `admit(row)` (asked only then) lets through."""
     found: list[T] = []
     for row, item in ranked:
         key = row["concurrency_key"]
+        if key is not None and running.get(key, 0) >= row["concurrency_limit"]:
+            continue
+        if not admit(row):
+            continue
         if key is not None:
-            if running.get(key, 0) >= row["concurrency_limit"]:
-                continue
             running[key] = running.get(key, 0) + 1
         found.append(item)
         if len(found) >= limit:
