@@ -14,7 +14,8 @@ from claimq import App, Throttled
 from claimq.clock import FakeClock
 from claimq.errors import InvalidInput
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"],
+                                     indirect=True)
 
 
 def _fail_one(app: App, task: str = "call") -> None:
@@ -72,6 +73,22 @@ def test_a_failed_probe_opens_it_again(app: App, clock: FakeClock) -> None:
     assert app.claim("w", ["api"], limit=5) == []
     clock.advance(5)
     assert len(app.claim("w", ["api"], limit=5)) == 1, "the next probe"
+
+
+def test_a_long_run_of_a_shut_task_does_not_hide_the_jobs_behind_it(
+        app: App, clock: FakeClock) -> None:
+    """More jobs of the shut task at the head of the queue than a claim reads at a time (MariaDB
+    reads a bounded batch): the other task's jobs behind them are still claimed, and once it has
+    cooled down one probe goes out."""
+    _jobs_behind_a_breaker(app, jobs=120, failures=1, window=60)
+    for n in range(2):
+        app.enqueue("report", {"n": n}, queue="api")
+    _fail_one(app)
+    assert _breaker(app).state == "open"
+    assert [j.task for j in app.claim("w", ["api"], limit=1)] == ["report"]
+    clock.advance(5)
+    assert [j.task for j in app.claim("w", ["api"], limit=10)].count("call") == 1
+    assert _breaker(app).state == "half_open"
 
 
 def test_failures_outside_the_window_do_not_add_up(app: App, clock: FakeClock) -> None:

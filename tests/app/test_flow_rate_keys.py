@@ -13,7 +13,8 @@ from claimq import App, Throttled
 from claimq.clock import FakeClock
 from claimq.errors import InvalidInput
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"],
+                                     indirect=True)
 
 
 def _by_key(jobs: list) -> dict[str, int]:  # type: ignore[type-arg]
@@ -76,6 +77,23 @@ def test_throttled_pauses_its_rate_key_only(app: App, clock: FakeClock) -> None:
     clock.advance(1)
     assert _by_key(app.claim("w3", ["api"], limit=20)) == {"a": 3}, "due again, retry too"
     assert app.throttled_keys() == []
+
+
+def test_a_long_run_of_one_held_key_does_not_hide_the_jobs_behind_it(
+        app: App, clock: FakeClock) -> None:
+    """More jobs of one empty or throttled key at the head of the queue than a claim reads at a
+    time (MariaDB reads a bounded batch): the other keys' jobs behind them are still claimed."""
+    app.configure_queue("api", key_rate_limit="1/m", key_rate_burst=1)
+    _enqueue(app, "a", 120)
+    _enqueue(app, "b", 120)
+    _enqueue(app, "c", 1)
+    assert _by_key(app.claim("w", ["api"], limit=1)) == {"a": 1}
+    assert _by_key(app.claim("w", ["api"], limit=1, start=True)) == {"b": 1}, "a's bucket empty"
+    (b,) = app.list_jobs(status="processing")
+    app.fail(b, Throttled(after=600), attempt=1)  # b's key paused for 600 s
+    clock.advance(60)  # a's bucket holds one again
+    assert _by_key(app.claim("w", ["api"], limit=1)) == {"a": 1}
+    assert _by_key(app.claim("w", ["api"], limit=10)) == {"c": 1}, "a empty, b throttled"
 
 
 def test_a_key_rate_with_the_queue_rate_and_concurrency(app: App, clock: FakeClock) -> None:

@@ -9,7 +9,8 @@ from claimq import App, Retry
 from claimq.clock import FakeClock
 from claimq.errors import InvalidInput
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"],
+                                     indirect=True)
 
 
 def _ns(jobs: list) -> list[object]:  # type: ignore[type-arg]

@@ -31,8 +31,6 @@ from chaos_harness import (
 from claimq import App
 
 pytestmark = pytest.mark.timeout(120)
-# Ordered sequences, circuit breakers and per-key rate limits: not on MariaDB yet (it refuses them).
-NOT_ON_MARIADB = pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
 
 PROCESSES = 4
 OPTIONS = {"concurrency": 4, "lease": 10.0, "poll_interval": 0.05, "grace": 2.0}
@@ -188,7 +186,6 @@ def _sequence_runs(capp: App, seq_of: dict[int, str]) -> dict[str, list[biz.Run]
     return runs
 
 
-@NOT_ON_MARIADB
 @pytest.mark.parametrize("on_failure", ["wait", "skip"])
 def test_sequences_run_one_at_a_time_in_enqueue_order(capp: App, spawn, on_failure) -> None:
     """4 sequences of 10 jobs (every third fails its first attempt) under 4 worker processes:
@@ -229,8 +226,8 @@ def test_sequences_run_one_at_a_time_in_enqueue_order(capp: App, spawn, on_failu
 
 def _none_in_flight(capp: App, queue: str, task: str) -> float | None:
     """The time at which no job of `task` was fetched or processing, taken while holding what
-    every claim of `queue` holds (its row's lock on PostgreSQL, the writer's lock on SQLite), so
-    that no claim was under way either; None when some were."""
+    every claim of `queue` holds (its row's lock on PostgreSQL and MariaDB, the writer's lock on
+    SQLite), so that no claim was under way either; None when some were."""
     schema = getattr(capp.backend, "schema", None) if capp.backend.kind == "postgresql" else None
     with capp.transaction() as conn:
         if schema:
@@ -238,6 +235,12 @@ def _none_in_flight(capp: App, queue: str, task: str) -> float | None:
             row = conn.execute(f"SELECT count(*) AS n FROM {schema}.jobs WHERE task = %s"
                                " AND status IN ('fetched', 'processing')", (task,)).fetchone()
             n = row["n"] if isinstance(row, dict) else row[0]
+        elif capp.backend.kind == "mysql":
+            cur = conn.cursor()
+            cur.execute("SELECT 1 FROM claimq_queues WHERE name = %s FOR UPDATE", (queue,))
+            cur.execute("SELECT count(*) FROM claimq_jobs WHERE task = %s"
+                        " AND status IN ('fetched', 'processing')", (task,))
+            n = cur.fetchone()[0]
         else:
             conn.execute("UPDATE claimq_queues SET updated_at = updated_at WHERE name = ?",
                          (queue,))
@@ -246,7 +249,6 @@ def _none_in_flight(capp: App, queue: str, task: str) -> float | None:
         return time.time() if n == 0 else None
 
 
-@NOT_ON_MARIADB
 def test_an_open_breaker_stops_every_workers_claims_of_its_task(
         capp: App, spawn, tmp_path) -> None:
     """A dependency goes down: its task's breaker opens after 3 failures. From the moment none
@@ -310,7 +312,6 @@ def test_an_open_breaker_stops_every_workers_claims_of_its_task(
         "the other task did not run while the breaker was open")
 
 
-@NOT_ON_MARIADB
 def test_per_key_rate_limits_hold_across_worker_processes(capp: App, spawn) -> None:
     """key_rate_limit 10/s (burst 3) per customer, 3 customers: the claim times the database
     recorded never put more than the burst plus rate x window of one key into any window."""
@@ -333,7 +334,6 @@ def test_per_key_rate_limits_hold_across_worker_processes(capp: App, spawn) -> N
     assert len({j.worker_id for j in archived(capp)}) >= 2, "one worker took every job"
 
 
-@NOT_ON_MARIADB
 def test_a_throttle_pauses_its_rate_key_for_every_worker(capp: App, spawn) -> None:
     """A job of customer a raises Throttled(after=2): from the moment the failure is written
     (the database's time, as app.throttled_keys() shows it) until then, no worker claims a's

@@ -17,7 +17,14 @@ from typing import Any, Literal, TypeVar
 
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends import _rows
-from claimq.backends._flow import queue_room, within_keys
+from claimq.backends._flow import (
+    Probe,
+    breaker_gates,
+    bucket_room,
+    queue_room,
+    through_gates,
+    within_keys,
+)
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
@@ -219,20 +226,65 @@ def _split_statements(script: str) -> list[str]:
     return parts
 
 
-_NOT_YET = ("needs PostgreSQL or SQLite: this MariaDB/MySQL backend's flow control has no {} "
-            "yet")
-
-
-def _refuse_unbuilt(job: NewJob) -> None:
-    """InvalidInput for a job asking for flow control this backend does not do yet (ordered
-    sequences, per-key rate limits), before anything is written."""
+def _keyed(job: NewJob) -> bool:
+    """Whether the job has a concurrency, sequence or rate key (its queue becomes `keyed`)."""
     flow = job.flow
-    if flow is None:
-        return
-    if flow.sequence_key is not None:
-        raise InvalidInput(_NOT_YET.format("ordered sequences (sequence_key)"))
-    if flow.rate_key is not None:
-        raise InvalidInput(_NOT_YET.format("per-key rate limits (rate_key)"))
+    return flow is not None and (flow.concurrency_key is not None
+                                 or flow.sequence_key is not None or flow.rate_key is not None)
+
+
+class _KeyBuckets:
+    """A flow queue's per-rate-key buckets during one claim: each key's tokens, read when the
+    claim first meets the key (no row: a full bucket; throttled: none)."""
+
+    def __init__(self, cur: Any, queue: str, now: datetime, state: dict[str, Any]) -> None:
+        self.cur, self.queue, self.now = cur, queue, now
+        self.count: int | None = state["key_rate_count"]
+        self.period: float = state["key_rate_period"] or 0.0
+        self.burst: int | None = state["key_rate_burst"]
+        self.left: dict[str, float] = {}
+        self.tat: dict[str, datetime] = {}
+        self.offered: dict[str, list[int]] = {}
+
+    def full_us(self) -> int | None:
+        """How far ahead of now a key's arrival time leaves its bucket empty (None: no limit)."""
+        if self.count is None:
+            return None
+        return math.ceil(((self.burst or self.count) - 1 + 1e-6) * self.period / self.count * 1e6)
+
+    def take(self, row: dict[str, Any]) -> bool:
+        """Whether the row's rate key (if any) has a token left for it (and takes it)."""
+        key = row["rate_key"]
+        if key is None:
+            return True
+        if key not in self.left:
+            self.cur.execute(_Q.rate_key_state, {"queue": self.queue, "key": key})
+            found = self.cur.fetchone()
+            tat = self.now if found is None or found[0] is None else max(found[0], self.now)
+            self.tat[key] = tat
+            if found is not None and found[1] is not None and found[1] > self.now:
+                self.left[key] = 0
+            elif self.count is None:
+                self.left[key] = math.inf
+            else:
+                self.left[key] = bucket_room(self.count, self.period, self.burst,
+                                             (tat - self.now).total_seconds())
+        if self.left[key] <= 0:
+            return False
+        self.left[key] -= 1
+        self.offered.setdefault(key, []).append(row["id"])
+        return True
+
+    def spend(self, chosen: set[int]) -> None:
+        if self.count is None:
+            return
+        interval_us = _micros(self.period / self.count)
+        for key, offered in sorted(self.offered.items()):
+            n = len(chosen.intersection(offered))
+            if n:
+                self.cur.execute(_Q.rate_key_consume, {
+                    "queue": self.queue, "key": key, "tat": self.tat[key], "n": n,
+                    "interval_us": interval_us, "now": self.now})
 
 
 class MySQLBackend(PlainOptionalParts):
@@ -541,10 +593,8 @@ class MySQLBackend(PlainOptionalParts):
         return self._write(lambda cur: self._insert(cur, jobs, retention))
 
     def _insert(self, cur: Any, jobs: Sequence[NewJob], retention: float) -> list[int]:
-        for job in jobs:
-            _refuse_unbuilt(job)
         plain = [j for j in jobs if j.idempotency_key is None]
-        keyed = {j.queue for j in jobs if j.flow is not None and j.flow.concurrency_key is not None}
+        keyed = {j.queue for j in jobs if _keyed(j)}
         for queue in sorted(keyed):
             self._mark_keyed(cur, queue)
         plain_ids = iter(self._insert_rows(cur, plain))
@@ -553,16 +603,17 @@ class MySQLBackend(PlainOptionalParts):
             for j in jobs
         ]
         if keyed:
-            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit]
-                     for i, j in zip(ids, jobs, strict=True)
-                     if j.flow is not None and j.flow.concurrency_key is not None]
-            cur.execute(_Q.set_concurrency, {"items": _dumps(items),
-                                             "ids": tuple(i for i, _, _ in items)})
+            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit, j.flow.sequence_key,
+                      None if j.flow.sequence_wait is None else int(j.flow.sequence_wait),
+                      j.flow.rate_key]
+                     for i, j in zip(ids, jobs, strict=True) if j.flow is not None and _keyed(j)]
+            cur.execute(_Q.set_job_keys, {"items": _dumps(items),
+                                          "ids": tuple(item[0] for item in items)})
         return ids
 
     def _mark_keyed(self, cur: Any, queue: str) -> None:
-        """A queue given jobs with a concurrency key claims them per key from now on (its row is
-        written only the first time: a plain read says whether it must be)."""
+        """A queue given jobs with a concurrency or sequence key claims them per key from now on
+        (its row is written only the first time: a plain read says whether it must be)."""
         cur.execute(_Q.queue_keyed, {"name": queue})
         row = cur.fetchone()
         if row is None or not row[0]:
@@ -657,10 +708,12 @@ class MySQLBackend(PlainOptionalParts):
                   for name, _, seconds, _ in found}
         rows: list[dict[str, Any]] = []
         rated: dict[str, datetime] = {}  # a rate-limited queue's GCRA arrival time
+        probes: list[Probe] = []  # circuit breakers' probes offered
+        buckets: list[_KeyBuckets] = []  # flow queues' rate keys met
         for name, free, flow in open_queues:
             query = {"queue": name, "now": now, "limit": min(free, req.limit)}
             if flow:
-                rows += self._flow_candidates(cur, query, rated)
+                rows += self._flow_candidates(cur, query, rated, probes, buckets)
                 # one time for the rest of the claim: the rate limit's, the claim's writes'
                 now = query["now"]
                 continue
@@ -674,6 +727,12 @@ class MySQLBackend(PlainOptionalParts):
             spent = sum(1 for r in rows if r["queue"] == queue)
             if spent:
                 cur.execute(_Q.rate_consume, {"queue": queue, "tat": tat, "n": spent})
+        chosen = {r["id"] for r in rows}
+        for probe in probes:
+            if probe.probe_id in chosen:  # the breaker is half_open while its probe is out
+                cur.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
+        for keys in buckets:
+            keys.spend(chosen)
         at: datetime = max(r["now"] for r in rows)
         batch = uuid.uuid4().hex
         ids = tuple(r["id"] for r in rows)
@@ -700,13 +759,18 @@ class MySQLBackend(PlainOptionalParts):
         return jobs
 
     def _flow_candidates(
-        self, cur: Any, params: dict[str, Any], rated: dict[str, datetime]
+        self, cur: Any, params: dict[str, Any], rated: dict[str, datetime], probes: list[Probe],
+        buckets: list[_KeyBuckets],
     ) -> list[dict[str, Any]]:
         """A flow-controlled queue's claimable jobs (its row is locked: its claimers take turns,
         so the counts are exact), at most params["limit"]: none while it is throttled, no more
-        than its rate limit's bucket holds, none whose concurrency key already runs its limit;
+        than its rate limit's bucket holds, none whose concurrency key already runs its limit,
+        of each ordered sequence only its head;
         with priority aging, each job's `rank` is its aged priority. A rate-limited queue's
-        arrival time goes into `rated` (the claim spends tokens for the jobs it takes)."""
+        arrival time goes into `rated` (the claim spends tokens for the jobs it takes). No job
+        of a task whose circuit breaker is open; one (its probe, into `probes`) of one that
+        cooled down. A job with a rate key takes a token of its key's bucket (into `buckets`:
+        the claim spends those of the jobs it takes)."""
         cur.execute(_Q.claim_flow_state, params)
         [state] = _dicts(cur)
         limit, now = params["limit"], state["now"]
@@ -720,9 +784,23 @@ class MySQLBackend(PlainOptionalParts):
         cur.execute(_Q.claim_flow_running, params)
         running: dict[str, int] = {key: int(n) for key, n in cur.fetchall()}
         step, cap = state["aging_step"], state["aging_cap"]
-        scan = {**params, "level": None, "scan": limit * 4 + 16}
+        gates = self._gates(cur, params) if state["breakers"] else {}
+        keys = _KeyBuckets(cur, params["queue"], now, state)
+        buckets.append(keys)
+        scan = {**params, "level": None, "scan": limit * 4 + 16, "task": None,
+                "gated": _dumps(sorted(gates)) if gates else None, "key_full_us": keys.full_us()}
         cur.execute(_Q.claim_flow_candidates, scan)
         picked = {r["id"]: r for r in _dicts(cur)}
+        for task in sorted(t for t, gate in gates.items() if gate.probe_id is None):
+            cur.execute(_Q.claim_flow_candidates, {**scan, "task": task, "gated": None,
+                                                   "scan": 1})  # the probe's candidate
+            picked.update((r["id"], r) for r in _dicts(cur))
+        if state["keyed"]:  # each ordered sequence's head (a plain read, then locked)
+            cur.execute(_Q.claim_sequence_heads, params)
+            heads = tuple(r[0] for r in cur.fetchall())
+            if heads:
+                cur.execute(_Q.claim_flow_rows, {**params, "ids": heads})
+                picked.update((r["id"], r) for r in _dicts(cur))
         if step is not None and picked:
             top = max(r["priority"] for r in picked.values())
             cur.execute(_Q.claim_flow_levels, {**params, "low": top - cap, "top": top})
@@ -735,7 +813,16 @@ class MySQLBackend(PlainOptionalParts):
                 (now - r["run_at"]).total_seconds() / step))
             r["rank"] = r["priority"] + aged
         ranked = sorted(picked.values(), key=lambda r: (-r["rank"], r["run_at"], r["id"]))
-        return within_keys(((r, r) for r in ranked), running, limit)
+        return within_keys(((r, r) for r in through_gates(ranked, gates, probes)), running, limit,
+                           keys.take)
+
+    def _gates(self, cur: Any, params: dict[str, Any]) -> dict[str, Probe]:
+        """The queue's circuit breakers that hold its tasks back, by task (breaker_gates)."""
+        cur.execute(_Q.claim_breakers, params)
+        return breaker_gates(
+            _dicts(cur), params["queue"], params["now"],
+            lambda probe: cur.execute(_Q.breaker_probe, {**probe._asdict(), "now": params["now"]}),
+            Status.PENDING.value)
 
     def _any_limited(self, cur: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second. (Were
@@ -854,6 +941,7 @@ class MySQLBackend(PlainOptionalParts):
         if not failures:
             return result
         rows = self._lock_owned(cur, failures, _LIVE)
+        failed = dict(rows)
         buried: list[list[Any]] = []
         retried: list[list[Any]] = []
         for f in failures:
@@ -873,11 +961,23 @@ class MySQLBackend(PlainOptionalParts):
         if retried:
             cur.execute(_Q.retry, {"items": _dumps(retried), "now": self._now(),
                                    "ids": tuple(r[0] for r in retried)})
+        tasks: Counter[tuple[str, str]] = Counter()  # failed attempts per queue and task
         for f in failures:
-            if f.throttle > 0 and (f.id in result.retried or f.id in result.dead):
+            if f.id not in result.retried and f.id not in result.dead:
+                continue
+            if f.throttle > 0 and failed[f.id]["rate_key"] is not None:  # pauses its key only
+                cur.execute(_Q.throttle_key, {
+                    "queue": failed[f.id]["queue"], "key": failed[f.id]["rate_key"],
+                    "after_us": _micros(f.throttle), "now": self._now()})
+            elif f.throttle > 0:
                 cur.execute(_Q.throttle_queue, {"id": f.id, "after_us": _micros(f.throttle),
                                                 "now": self._now()})
                 self._limited.clear()  # this process's next claim sees the throttle at once
+            else:
+                tasks[(failed[f.id]["queue"], failed[f.id]["task"])] += 1
+        for (queue, task), n in sorted(tasks.items()):  # their circuit breakers, if any
+            cur.execute(_Q.breaker_failed, {"queue": queue, "task": task, "n": n,
+                                            "now": self._now()})
         return result
 
     def _bury(self, cur: Any, items: list[list[Any]], now: datetime | None = None) -> None:
@@ -1134,29 +1234,39 @@ class MySQLBackend(PlainOptionalParts):
         aging: PriorityAging | None = UNSET,
         key_rate_limit: RateLimit | None = UNSET,
     ) -> QueueInfo:
-        if key_rate_limit is not UNSET and key_rate_limit is not None:
-            raise InvalidInput(_NOT_YET.format("per-key rate limits (key_rate_limit)"))
         params = {**queue_settings(name, paused, active, max_workers, lease_seconds,
                                    timeout_seconds, self._now()),
-                  **_rows.flow_params(rate_limit, aging)}
-        self._write(lambda cur: cur.execute(_Q.update_queue, params))
+                  **_rows.flow_params(rate_limit, aging, key_rate_limit)}
+
+        def work(cur: Any) -> None:
+            cur.execute(_Q.update_queue, params)
+            if params["set_key_rate"]:
+                cur.execute(_Q.reset_rate_keys, params)
+
+        self._write(work)
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
 
     def configure_breaker(
         self, queue: str, task: str, failure_limit: int | None, window: float, cooldown: float
     ) -> BreakerInfo | None:
-        """A circuit breaker raises InvalidInput (not built for this backend yet); removing one
-        (None) has nothing to remove and is accepted."""
-        if failure_limit is not None:
-            raise InvalidInput(_NOT_YET.format("circuit breakers"))
-        return None
+        params = _rows.breaker_params(queue, task, failure_limit, window, cooldown, self._now())
+
+        def work(cur: Any) -> None:
+            cur.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
+            cur.execute(_Q.mark_breaker_queue, params)
+
+        self._write(work)
+        self._limited.clear()  # this process's next claim gates the task at once
+        return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
 
     def list_breakers(self) -> list[BreakerInfo]:
-        return []
+        return [_rows.breaker_info(r, _aware)
+                for r in self._read(_Q.list_breakers, {"now": self._now()})]
 
     def list_throttled_keys(self) -> list[ThrottledKey]:
-        return []
+        return [ThrottledKey(r["queue"], r["rate_key"], r["throttled_until"].replace(tzinfo=UTC))
+                for r in self._read(_Q.list_throttled_keys, {"now": self._now()})]
 
     def list_queues(self) -> list[QueueInfo]:
         return [
@@ -1177,7 +1287,8 @@ class MySQLBackend(PlainOptionalParts):
                 archived=int(r["archived"]),
                 dead=int(r["dead"]),
                 **_rows.flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],
-                                r["aging_step"], r["aging_cap"]),
+                                r["aging_step"], r["aging_cap"], r["key_rate_count"],
+                                r["key_rate_period"], r["key_rate_burst"]),
                 throttled_until=_aware(r["throttled_until"]),
                 keyed=bool(r["keyed"]),
             )

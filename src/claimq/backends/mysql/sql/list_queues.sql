@@ -1,6 +1,6 @@
 SELECT q.name, q.paused, q.active, q.max_workers, q.lease_seconds, q.timeout_seconds,
        q.rate_count, q.rate_period, q.rate_burst, q.aging_step, q.aging_cap, q.throttled_until,
-       q.keyed,
+       q.keyed, q.key_rate_count, q.key_rate_period, q.key_rate_burst,
        coalesce(s.pending, 0) AS pending, coalesce(s.scheduled, 0) AS scheduled,
        coalesce(s.fetched, 0) AS fetched, coalesce(s.processing, 0) AS processing,
        coalesce(s.expired, 0) AS expired,
