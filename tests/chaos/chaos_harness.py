@@ -357,6 +357,18 @@ def start_outage_scenario(
     return workers, feeder, sampler
 
 
+def end_run(app: App, ids: list[int], sampler: Sampler, workers: Sequence[Any], *,
+            died: str, timeout: float = 90) -> None:
+    """Every job of `ids` finished, the sampler stopped, and each worker (or host) still alive
+    (else: `died`, with its log) and stopped cleanly."""
+    wait_finished(app, ids, timeout=timeout)
+    sampler.stop.set()
+    sampler.join(10)
+    for w in workers:
+        assert w.alive(), f"{died}:\n" + w.log()[-3000:]
+        assert w.stop(timeout=30) == 0
+
+
 def finish_outage_scenario(
     app: App, ids: list[int], sampler: Sampler, workers: Sequence[WorkerProcess]
 ) -> tuple[dict[str, Any], list[Any]]:
@@ -364,12 +376,7 @@ def finish_outage_scenario(
     and stopped cleanly, the invariants held (a run may have begun on a lease the outage took),
     some job reaped (work was in flight through the outage), no two valid owners sampled, the
     outage and the recovery in the workers' logs. Returns the summary and the reaped jobs."""
-    wait_finished(app, ids, timeout=90)
-    sampler.stop.set()
-    sampler.join(10)
-    for w in workers:
-        assert w.alive(), "a worker died of the outage:\n" + w.log()[-3000:]
-        assert w.stop(timeout=30) == 0
+    end_run(app, ids, sampler, workers, died="a worker died of the outage")
     summary = check_invariants(app, dict.fromkeys(ids, ARCHIVE), allow_invalid_start=True)
     # The outage outlasted the leases in flight: the reaper recovered some jobs.
     reaped = [j for j in map(app.get_job, ids)

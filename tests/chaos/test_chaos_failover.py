@@ -23,8 +23,8 @@ from chaos_harness import (
     Sampler,
     archived,
     check_invariants,
+    end_run,
     finished_ids,
-    wait_finished,
 )
 from chaos_netns import unavailable_reason
 from pgcluster import through_outage
@@ -69,12 +69,7 @@ def test_primary_killed_and_standby_promoted_under_load(spawn) -> None:
 
             sampler = Sampler(app)
             sampler.start()
-            wait_finished(app, ids, timeout=90)
-            sampler.stop.set()
-            sampler.join(10)
-            for w in workers:
-                assert w.alive(), "a worker died of the failover:\n" + w.log()[-3000:]
-                assert w.stop(timeout=30) == 0
+            end_run(app, ids, sampler, workers, died="a worker died of the failover")
 
             summary = check_invariants(app, dict.fromkeys(ids, ARCHIVE),
                                        allow_invalid_start=True)

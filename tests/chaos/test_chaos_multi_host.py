@@ -22,8 +22,8 @@ from chaos_harness import (
     Sampler,
     archived,
     check_invariants,
+    end_run,
     max_overlap,
-    wait_finished,
 )
 from chaos_netns import NetNs, unavailable_reason
 from pgcluster import PgCluster, require_cluster
@@ -93,12 +93,7 @@ def run_hosts(app: App, url: str, nets: list[NetNs], spawn) -> None:
     feeder.stop()
     ids = [*feeder.ids, *limited]
 
-    wait_finished(app, ids, timeout=90)
-    sampler.stop.set()
-    sampler.join(10)
-    for host in hosts:
-        assert host.alive(), "a host's supervisor died:\n" + host.log()[-3000:]
-        assert host.stop(timeout=30) == 0
+    end_run(app, ids, sampler, hosts, died="a host's supervisor died")
 
     summary = check_invariants(app, dict.fromkeys(ids, ARCHIVE), allow_invalid_start=True)
     assert summary["effects"] == len(ids)

@@ -21,8 +21,8 @@ from chaos_harness import (
     Sampler,
     check_invariants,
     drop_schema,
+    end_run,
     finished_ids,
-    wait_finished,
 )
 from pgbouncer import PgBouncer, require_pgbouncer
 
@@ -67,12 +67,8 @@ def test_workers_and_producer_through_pgbouncer_restarted(
                 time.sleep(1.5)
             feeder.stop()
 
-            wait_finished(direct, acknowledged, timeout=60)
-            sampler.stop.set()
-            sampler.join(10)
-            for w in workers:
-                assert w.alive(), "a worker died of the restarts:\n" + w.log()[-3000:]
-                assert w.stop(timeout=30) == 0
+            end_run(direct, acknowledged, sampler, workers, died="a worker died of the restarts",
+                    timeout=60)
             summary = check_invariants(direct, dict.fromkeys(acknowledged, ARCHIVE),
                                        allow_invalid_start=True)
             assert summary["effects"] == len(acknowledged)
