@@ -126,6 +126,7 @@ fq AS (
                 OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
                                                       AND b.concurrency_key = j.concurrency_key),
                             0) < j.concurrency_limit)
+         -- (the same room checks as below, here too: held jobs must not use up this LIMIT)
          ORDER BY j.priority DESC, j.run_at, j.id
          LIMIT least(fq.free, %(limit)s) * 4 + 16)
         UNION ALL
