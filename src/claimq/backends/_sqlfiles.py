@@ -21,7 +21,7 @@ def strip_comments(sql: str) -> str:
 def load_queries(package: str, schema: str | None = None) -> SimpleNamespace:
     """Every sql/NAME.sql of `package`, as attribute NAME, without comments. `{schema}` becomes
     the schema name. A file named `_PART.sql` is not a query but a fragment that several share:
-    `{PART}` in a query becomes its text."""
+    `{PART}` in a query (or in another fragment) becomes its text."""
     queries: dict[str, str] = {}
     fragments: dict[str, str] = {}
     for entry in resources.files(package).joinpath("sql").iterdir():
@@ -33,15 +33,18 @@ def load_queries(package: str, schema: str | None = None) -> SimpleNamespace:
                 fragments["{" + entry.name[1:-4] + "}"] = text
             else:
                 queries[entry.name[:-4]] = text
-    for placeholder, text in fragments.items():  # a fragment may use others (not nested deeper)
-        for inner, fragment in fragments.items():
-            text = text.replace(inner, fragment)
-        fragments[placeholder] = text
-    for name, text in queries.items():
-        for placeholder, fragment in fragments.items():
-            text = text.replace(placeholder, fragment)
-        queries[name] = text
-    return SimpleNamespace(**queries)
+    def expand(text: str) -> str:
+        # fragments may use fragments: replaced until none is left (a cycle is an error)
+        for _ in range(len(fragments) + 1):
+            expanded = text
+            for placeholder, fragment in fragments.items():
+                expanded = expanded.replace(placeholder, fragment)
+            if expanded == text:
+                return text
+            text = expanded
+        raise ValueError(f"SQL fragments of {package} use each other in a cycle")
+
+    return SimpleNamespace(**{name: expand(text) for name, text in queries.items()})
 
 
 def load_migrations(package: str, schema: str | None = None) -> list[tuple[int, str, str]]:

@@ -114,7 +114,9 @@ class Statement:
             result = await _result(conn.pgconn)
             if (result.status != pq.ExecStatus.TUPLES_OK
                     and result.error_field(pq.DiagnosticField.SQLSTATE) in _REPREPARE):
-                state.prepared.discard(self.name)
+                # A server that lost one statement (DEALLOCATE ALL, another session behind a
+                # pooler) lost them all: each is prepared again at its next use.
+                state.prepared.clear()
                 # In a transaction block the failure aborted the transaction: preparing again
                 # there can only fail. The caller retries the whole transaction (is_stale).
                 if attempt == 1 and conn.pgconn.transaction_status == pq.TransactionStatus.IDLE:

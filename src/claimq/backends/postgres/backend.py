@@ -279,6 +279,16 @@ def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement
     return statement
 
 
+# lock_limited_queues.sql's columns, in its order
+_LOCK_COLUMNS = ("name", "flow", "no_jit", "keys_only")
+
+
+def _keys_only(locked: Iterable[dict[str, Any]]) -> bool:
+    """Whether every flow queue locked for a claim needs only its concurrency keys
+    (lock_limited_queues.sql's keys_only): then claim_keyed.sql claims from them."""
+    return all(r["keys_only"] for r in locked if r["flow"])
+
+
 def _limited_by_key(job: NewJob) -> bool:
     """Whether the job's queue must claim per key (a concurrency or a sequence key)."""
     return job.flow is not None and (job.flow.concurrency_key is not None
@@ -523,6 +533,8 @@ class PostgresBackend:
         self._q = load_queries("claimq.backends.postgres", self.schema)
         self._settle_by_limit: dict[int, Statement] = {}
         self._flow_by_limit: dict[int, Statement] = {}
+        self._keyed_by_limit: dict[int, Statement] = {}
+        self._lock_statement: Statement | None = None
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
         # Opened at first contact (_reach), not here: a pool only ever says PoolTimeout, after
         # 30 s, whatever stops it connecting; one plain connection first says why at once.
@@ -904,17 +916,20 @@ class PostgresBackend:
                 if not flow:
                     rows = cur.execute(sql, params).fetchall()
                 else:
-                    rows = self._settle_flow(cur, params, flow, claim)
+                    rows = self._settle_flow(cur, params, flow, claim, _keys_only(locked))
         return _settle_result(rows, claim)
 
     def _settle_flow(
-        self, cur: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
+        self, cur: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None,
+        keys_only: bool,
     ) -> list[tuple[Any, ...]]:
         """The claim when some of its queues are flow-controlled (their rows locked by this
-        transaction): claim_flow.sql completes the batch and claims from the flow queues, then
-        settle.sql claims from the others with the slots left (unless there are none)."""
+        transaction): claim_flow.sql (claim_keyed.sql when they use concurrency keys only)
+        completes the batch and claims from the flow queues, then settle.sql claims from the
+        others with the slots left (unless there are none)."""
         steps = _flow_steps(params, flow, claim)
-        rows = cur.execute(self._flow_statement(params["limit"]).query, steps.flow).fetchall()
+        statement = self._flow_statement(params["limit"], keys_only)
+        rows = cur.execute(statement.query, steps.flow).fetchall()
         left = params["limit"] - sum(1 for r in rows if r[1] is not None)
         if left > 0 and steps.plain is not None:
             rows += cur.execute(self._settle_sql(left), steps.plain).fetchall()
@@ -984,14 +999,14 @@ class PostgresBackend:
                 for attempt in (1, 2):
                     try:
                         async with conn.transaction():
-                            cur = await conn.execute(self._q.lock_limited_queues, params)
-                            locked = await cur.fetchall()
+                            locked = await self._lock_limited_async(conn, params)
                             params["limited"] = _texts(r["name"] for r in locked)
                             flow = [r["name"] for r in locked if r["flow"]]
                             if not flow:
                                 rows = await self._settle_rows(conn, statement, params)
                             else:
-                                rows = await self._asettle_flow(conn, params, flow, claim)
+                                rows = await self._asettle_flow(conn, params, flow, claim,
+                                                                _keys_only(locked))
                         break
                     except psycopg.Error as exc:
                         # rolled back whole: the statement, prepared again, runs once more
@@ -1001,15 +1016,28 @@ class PostgresBackend:
         return _settled(completed, failed, failures, jobs)
 
     async def _asettle_flow(
-        self, conn: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None
+        self, conn: Any, params: dict[str, Any], flow: list[str], claim: ClaimRequest | None,
+        keys_only: bool,
     ) -> list[tuple[Any, ...]]:
         """_settle_flow on the event loop."""
         steps = _flow_steps(params, flow, claim)
-        rows = await self._settle_rows(conn, self._flow_statement(params["limit"]), steps.flow)
+        statement = self._flow_statement(params["limit"], keys_only)
+        rows = await self._settle_rows(conn, statement, steps.flow)
         left = params["limit"] - sum(1 for r in rows if r[1] is not None)
         if left > 0 and steps.plain is not None:
             rows += await self._settle_rows(conn, self._settle_statement(left), steps.plain)
         return _as_settle_rows(rows)
+
+    async def _lock_limited_async(
+        self, conn: Any, params: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """lock_limited_queues.sql's rows on the event loop, prepared like settle.sql (a flow
+        queue's claim runs it every batch)."""
+        statement = self._lock_statement
+        if statement is None:
+            statement = self._lock_statement = Statement(self._q.lock_limited_queues)
+        rows = await self._settle_rows(conn, statement, params)
+        return [dict(zip(_LOCK_COLUMNS, r, strict=True)) for r in rows]
 
     async def _settle_rows(
         self, conn: Any, statement: Statement, params: dict[str, Any]
@@ -1032,8 +1060,11 @@ class PostgresBackend:
         path runs its text (`query`) through psycopg, the async one prepares it itself."""
         return _with_limit(self._settle_by_limit, self._q.settle, limit)
 
-    def _flow_statement(self, limit: int) -> Statement:
-        """claim_flow.sql with its limit written in, as _settle_statement."""
+    def _flow_statement(self, limit: int, keys_only: bool = False) -> Statement:
+        """claim_flow.sql (claim_keyed.sql: `keys_only`) with its limit written in, as
+        _settle_statement."""
+        if keys_only:
+            return _with_limit(self._keyed_by_limit, self._q.claim_keyed, limit)
         return _with_limit(self._flow_by_limit, self._q.claim_flow, limit)
 
     def _throttled(self, failures: Sequence[Failure]) -> None:

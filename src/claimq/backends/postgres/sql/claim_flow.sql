@@ -20,15 +20,7 @@ fq AS (
            q.rate_count, q.rate_period / q.rate_count AS emission,
            greatest(coalesce(q.rate_tat, {now}), {now}) AS tat, q.throttled_until,
            CASE WHEN q.throttled_until > {now} THEN 0 ELSE least(
-               CASE WHEN q.max_workers IS NULL THEN %(limit)s
-                    -- the snapshot still counts the jobs this statement completes: add them back
-                    ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
-                                                   WHERE r.queue = q.name
-                                                     AND r.status IN ('fetched', 'processing'))
-                                                + (SELECT count(*) FROM done d
-                                                   WHERE d.queue = q.name),
-                                  0)
-               END,
+               {free_slots},
                CASE WHEN q.rate_count IS NULL THEN %(limit)s
                     -- tokens in the bucket: the burst, less what the arrival time is ahead
                     ELSE greatest(floor(extract(epoch FROM {now} - greatest(
@@ -187,21 +179,7 @@ fq AS (
     WHERE c.nth_of_queue <= c.free
     ORDER BY c.claim_rank DESC, c.run_at, c.id
     LIMIT %(limit)s
-), locked AS (
-    -- jobs another transaction holds (a cancel, an operator's) are left for the next claim
-    SELECT j.id FROM {schema}.jobs j
-    WHERE j.id = ANY(ARRAY(SELECT id FROM chosen)) AND j.status = 'pending'
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    UPDATE {schema}.jobs j
-    {claim_set}
-    FROM chosen c
-    WHERE j.id IN (SELECT id FROM locked) AND j.id = c.id
-    RETURNING j.id, j.queue, j.task, j.payload, j.tags, j.idempotency_key, j.priority,
-              j.attempts, j.max_attempts, j.claim_token::text AS claim_token, j.lease_until,
-              j.updated_at, j.run_at, j.created_at, nullif(j.errors, '[]') AS errors,
-              j.timeout_seconds, j.retry
-), spent AS (
+), {claim_chosen}, spent AS (
     -- the rate-limited queues' buckets pay for the jobs claimed; a throttle past is cleared
     UPDATE {schema}.queues q
     SET rate_tat = CASE WHEN fq.rate_count IS NOT NULL AND n.claimed > 0

@@ -4,14 +4,7 @@
 WITH {settle_done},
 open_queues AS (
     SELECT q.name, q.lease_seconds,
-           CASE WHEN q.max_workers IS NULL THEN %(limit)s
-                -- this statement's snapshot still counts the jobs it completes: add them back
-                ELSE greatest(q.max_workers - (SELECT count(*) FROM {schema}.jobs r
-                                               WHERE r.queue = q.name
-                                                 AND r.status IN ('fetched', 'processing'))
-                                            + (SELECT count(*) FROM done d WHERE d.queue = q.name),
-                              0)
-           END AS free
+           {free_slots} AS free
     FROM {schema}.queues q
     WHERE q.active AND NOT q.paused
       AND (%(queues)s::text[] IS NULL OR q.name = ANY(%(queues)s::text[]))
