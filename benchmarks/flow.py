@@ -7,8 +7,8 @@ land on one variant only.
 
 Figures: the keyed drain as a fraction of the plain drain (per repetition and of the medians;
 the target is at least half), and the rate-limited queue's measured rate: the jobs after its
-first burst over the time from the first handler call to the last completion (the target is
-within 5 % of the limit).
+first burst (by default the limit's own, its count) over the time from the first handler call
+to the last completion (the target is within 5 % of the limit).
 
     .venv/bin/python benchmarks/flow.py --reps 5 --out benchmarks/results/flow.json
 """
@@ -47,7 +47,9 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="the rate limit, jobs/s")
     parser.add_argument("--rate-jobs", type=int, default=10_000,
                         help="jobs of the rate-limited run (it takes jobs / rate seconds)")
-    parser.add_argument("--burst", type=int, default=20, help="the rate limit's burst")
+    parser.add_argument("--burst", type=int, default=None,
+                        help="the rate limit's burst (default: its own default, the rate's "
+                             "count: 1,000 for 1,000/s)")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     a = parser.parse_args()
 
@@ -55,8 +57,9 @@ def main() -> None:
         "plain": (a.jobs, []),
         f"{a.keys} keys, 1 each": (a.jobs, ["--keys", str(a.keys)]),
         f"rate {a.rate}/s": (a.rate_jobs, ["--queue-rate", f"{a.rate}/s",
-                                           "--queue-burst", str(a.burst)]),
+                                           *(["--queue-burst", str(a.burst)] if a.burst else [])]),
     }
+    burst = a.burst or a.rate
     names = list(variants)
     runs: dict[str, list[float]] = {name: [] for name in names}
     loads: list[float] = []
@@ -66,7 +69,7 @@ def main() -> None:
             loads.append(os.getloadavg()[0])
             drain = bench(a.database, jobs, extra)["drain"]
             if name.startswith("rate"):  # the first burst is taken at once, the rest at the rate
-                value = (jobs - a.burst) / drain["seconds"]
+                value = (jobs - burst) / drain["seconds"]
             else:
                 value = drain["jobs_per_s"]
             runs[name].append(value)
@@ -81,7 +84,7 @@ def main() -> None:
         "command": " ".join(["benchmarks/flow.py", *sys.argv[1:]]),
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "database": a.database.split("://")[0], "jobs": a.jobs, "keys": a.keys,
-        "rate_limit": a.rate, "rate_jobs": a.rate_jobs, "burst": a.burst, "reps": a.reps,
+        "rate_limit": a.rate, "rate_jobs": a.rate_jobs, "burst": burst, "reps": a.reps,
         "load_average_1m": {"min": min(loads), "max": max(loads)},
         "runs": runs, "medians": {n: statistics.median(v) for n, v in runs.items()},
         "keyed_fraction_of_plain": {"of_medians": fraction, "per_rep": per_rep},
