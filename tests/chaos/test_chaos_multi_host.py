@@ -86,12 +86,13 @@ def run_hosts(app: App, url: str, nets: list[NetNs], spawn) -> None:
     sampler.start()
     time.sleep(2.0)
     cut = nets[0]
+    held = _hold_jobs_on(app, hosts[0])
     cut.partition()
     time.sleep(LEASE * 2 + 1.0)  # its leases run out; the other hosts reap and finish its jobs
     cut.heal()
     time.sleep(2.0)
     feeder.stop()
-    ids = [*feeder.ids, *limited]
+    ids = [*feeder.ids, *limited, *held]
 
     end_run(app, ids, sampler, hosts, died="a host's supervisor died")
 
@@ -114,3 +115,25 @@ def run_hosts(app: App, url: str, nets: list[NetNs], spawn) -> None:
         assert workers & finishers, f"host {n} finished no job"
     print(f"multi-host: {summary}, {len(ids)} jobs, finished by "
           f"{[len(w & finishers) for w in by_host]} workers per host")
+
+
+def _hold_jobs_on(app: App, host) -> list[int]:
+    """Enqueues jobs that outlast the host's leases, more than every host's slots together, and
+    waits until the host runs one of them: whether the feeder's short jobs keep one on the
+    cut-off host at the moment of the cut is a race (once it held none, and the scenario proved
+    nothing)."""
+    workers = set(re.findall(r"worker (\S+) started:", host.log()))
+    slots = HOSTS * OPTIONS["processes"] * OPTIONS["concurrency"]
+    ids = app.enqueue_many(
+        {"task": "chaos.work",
+         "payload": {"n": -1000 - i, "mode": ("atomic", "separate")[i % 2], "sleep": LEASE * 1.5}}
+        for i in range(slots + 4)
+    )
+    wanted = set(ids)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        running = app.list_jobs(status="processing", limit=1000)
+        if any(j.id in wanted and j.worker_id in workers for j in running):
+            return ids
+        time.sleep(0.05)
+    pytest.fail(f"host {sorted(workers)} ran none of the long jobs in 30 s")
