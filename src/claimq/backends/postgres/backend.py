@@ -534,7 +534,7 @@ class PostgresBackend:
         self._settle_by_limit: dict[int, Statement] = {}
         self._flow_by_limit: dict[int, Statement] = {}
         self._keyed_by_limit: dict[int, Statement] = {}
-        self._lock_statement: Statement | None = None
+        self._lock_statement = Statement(self._q.lock_limited_queues)
         self._async_pools: dict[asyncio.AbstractEventLoop, KeptConnections] = {}
         # Opened at first contact (_reach), not here: a pool only ever says PoolTimeout, after
         # 30 s, whatever stops it connecting; one plain connection first says why at once.
@@ -1033,10 +1033,7 @@ class PostgresBackend:
     ) -> list[dict[str, Any]]:
         """lock_limited_queues.sql's rows on the event loop, prepared like settle.sql (a flow
         queue's claim runs it every batch)."""
-        statement = self._lock_statement
-        if statement is None:
-            statement = self._lock_statement = Statement(self._q.lock_limited_queues)
-        rows = await self._settle_rows(conn, statement, params)
+        rows = await self._settle_rows(conn, self._lock_statement, params)
         return [dict(zip(_LOCK_COLUMNS, r, strict=True)) for r in rows]
 
     async def _settle_rows(

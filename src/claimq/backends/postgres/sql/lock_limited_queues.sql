@@ -8,11 +8,12 @@
 -- keys_only: a flow queue whose claim needs only its concurrency keys (claim_keyed.sql): what
 -- could change it is this row, locked here, or a sequence job (claim_keyed.sql skips those).
 SELECT name, flow, CASE WHEN flow THEN set_config('jit', 'off', true) END AS no_jit,
-       flow AND rate_count IS NULL AND aging_step IS NULL AND throttled_until IS NULL
-            AND NOT breakers AND key_rate_count IS NULL
-            AND NOT EXISTS (SELECT 1 FROM {schema}.jobs s
-                            WHERE s.queue = queues.name AND s.sequence_key IS NOT NULL)
-       AS keys_only
+       -- (CASE: the probe of sequence jobs only for a flow queue; AND may run it first)
+       CASE WHEN flow AND rate_count IS NULL AND aging_step IS NULL AND throttled_until IS NULL
+                 AND NOT breakers AND key_rate_count IS NULL
+            THEN NOT EXISTS (SELECT 1 FROM {schema}.jobs s
+                             WHERE s.queue = queues.name AND s.sequence_key IS NOT NULL)
+            ELSE false END AS keys_only
 FROM {schema}.queues
 WHERE (max_workers IS NOT NULL OR flow)
   AND (%(queues)s::text[] IS NULL OR name = ANY(%(queues)s::text[]))
