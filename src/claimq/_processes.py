@@ -98,6 +98,7 @@ def run_worker(
     *,
     queues: list[str] | None = None,
     concurrency: int = 10,
+    prefetch: int | None = None,
     processes: int = 1,
     lease: float | None = None,
     poll_interval: float = 1.0,
@@ -113,7 +114,7 @@ def run_worker(
     could not even start (its app or options are wrong). With `metrics_port`, worker process
     i (from 0) serves /metrics on metrics_port + i."""
     options: dict[str, Any] = {
-        "queues": queues, "concurrency": concurrency, "lease": lease,
+        "queues": queues, "concurrency": concurrency, "prefetch": prefetch, "lease": lease,
         "poll_interval": poll_interval, "grace": grace, "metrics_port": metrics_port,
         "metrics_host": metrics_host,
     }

@@ -323,6 +323,7 @@ class Settings:
     queue_rate: str | None = None  # burn: the queue's rate limit ("1000/s")
     queue_burst: int | None = None
     metrics: bool = False  # the workers serve Prometheus /metrics (on a free port)
+    prefetch: int | None = None  # jobs claimed ahead of free slots, at most (None: the worker's)
 
     @property
     def task(self) -> str:
@@ -332,6 +333,7 @@ class Settings:
         return {
             "concurrency": self.concurrency,
             "batch": self.batch,
+            "prefetch": self.prefetch,
             "poll_interval": self.poll_interval,
             "grace": 10.0,
             **({"metrics_port": 0, "metrics_host": "127.0.0.1"} if self.metrics else {}),
@@ -356,6 +358,7 @@ class Report:
             "processes": s.processes,
             "concurrency": s.concurrency,
             "batch": s.batch or s.concurrency,
+            "prefetch": s.concurrency if s.prefetch is None else s.prefetch,
             "handler": "sync" if s.sync else "async",
             "enqueue_batch": s.enqueue_batch,
             "poll_interval": s.poll_interval,
@@ -650,7 +653,8 @@ def summary_table(data: dict[str, Any]) -> Table:
     table.add_row(
         "workers",
         f"{data['processes']} process(es) x {data['concurrency']} slots, "
-        f"claim batch {data['batch']}, {data['handler']} handler",
+        f"claim batch {data['batch']}, prefetch {data.get('prefetch', 0)}, "
+        f"{data['handler']} handler",
     )
     for key, label in (("enqueue", "bulk enqueue"), ("drain", "drain"),
                        ("completed", "completed (sustained)")):
@@ -703,6 +707,8 @@ def summary_table(data: dict[str, Any]) -> Table:
               help="Slots per worker process.")
 @click.option("--batch", type=click.IntRange(1, 10_000), default=None,
               help="Largest claim batch (default: the concurrency).")
+@click.option("--prefetch", type=click.IntRange(0, 10_000), default=None,
+              help="Jobs claimed ahead of free slots, at most (default: the concurrency).")
 @click.option("--rate", type=click.FloatRange(0), default=2000.0, show_default=True,
               help="Sustained: jobs enqueued per second (0: as fast as the backlog cap allows).")
 @click.option("--backlog-cap", type=click.IntRange(1), default=None,
@@ -733,9 +739,9 @@ def summary_table(data: dict[str, Any]) -> Table:
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def command(
     database: str | None, mode: str, jobs: int | None, processes: int, concurrency: int,
-    batch: int | None, rate: float, backlog_cap: int | None, enqueue_batch: int,
-    poll_interval: float, idle_gap: float, sync: bool, timeout: float, analyze: bool,
-    reuse: bool, keep: bool, keys: int | None, queue_rate: str | None,
+    batch: int | None, prefetch: int | None, rate: float, backlog_cap: int | None,
+    enqueue_batch: int, poll_interval: float, idle_gap: float, sync: bool, timeout: float,
+    analyze: bool, reuse: bool, keep: bool, keys: int | None, queue_rate: str | None,
     queue_burst: int | None, metrics: bool, as_json: bool,
 ) -> None:
     """Benchmark claimq on a database: bulk enqueue and drain (burn), a steady producer
@@ -745,7 +751,7 @@ def command(
         backlog_cap = 1000
     settings = Settings(
         mode=mode, jobs=jobs or DEFAULT_JOBS[mode], processes=processes,
-        concurrency=concurrency, batch=batch, rate=rate, backlog_cap=backlog_cap,
+        concurrency=concurrency, batch=batch, prefetch=prefetch, rate=rate, backlog_cap=backlog_cap,
         enqueue_batch=enqueue_batch, poll_interval=poll_interval, sync=sync, timeout=timeout,
         idle_gap=idle_gap, analyze=analyze, keys=keys, queue_rate=queue_rate,
         queue_burst=queue_burst, metrics=metrics,

@@ -44,6 +44,8 @@ _WORKER_COUNTERS = (
     ("retried", "retried", "Failed attempts this worker sent back for a retry."),
     ("dead_lettered", "dead", "Jobs this worker moved to dead letters."),
     ("lease_lost", "lease_lost", "Claims this worker gave up: their lease was lost."),
+    ("claimed_ahead", "claimed_ahead",
+     "Slots this worker's claims asked for beyond its free ones (claiming ahead)."),
 )
 
 _FIGURES: tuple[tuple[str, str, Callable[[TaskStats], float | None]], ...] = (

@@ -161,6 +161,7 @@ class Worker:
         poll_interval: float = 1.0,
         grace: float = 30.0,
         batch: int | None = None,
+        prefetch: int | None = None,
         worker_id: str | None = None,
         schedules: bool = True,
         prune: bool = True,
@@ -178,6 +179,10 @@ class Worker:
         self.poll_interval = _validate.seconds(poll_interval, "poll_interval", allow_zero=False)
         self.grace = _validate.seconds(grace, "grace")
         self.batch = _validate.integer(batch or self.concurrency, "batch", 1, 10_000)
+        # Jobs claimed ahead of the slots, at most (default: the concurrency; 0: none). Only
+        # while handlers end faster than a claim's round trip: see Registry.
+        self.prefetch = _validate.integer(
+            self.concurrency if prefetch is None else prefetch, "prefetch", 0, 10_000)
         self.worker_id = worker_id or default_worker_id()
         # The registry row: refreshed every presence_interval seconds; a row silent for
         # presence_timeout seconds (default: 6 intervals, at least 30 s) is marked dead.
@@ -247,7 +252,7 @@ class Worker:
         stopping = self._stopping = asyncio.Event()
         finished = asyncio.Event()  # the completer wrote its last outcome
         counters = self.counters
-        registry = Registry(self.concurrency, counters)
+        registry = Registry(self.concurrency, counters, self.prefetch)
         db = DB(deadline=_db_deadline(self.lease))
         claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
                         queues=self.queues, lease=self.lease, batch=self.batch,

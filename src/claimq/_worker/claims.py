@@ -49,7 +49,11 @@ class Claims:
         """Promises free slots to a claim about to be made (so two claims never overshoot)."""
         if self.stopping() or self.unknown:
             return 0
-        return self.registry.reserve(self.batch)
+        registry = self.registry
+        n = registry.reserve(self.batch)
+        if n and registry.ahead and registry.free >= self.batch:
+            registry.slots_free.set()  # a whole batch more may be claimed ahead (the fetcher)
+        return n
 
     def request(self, wanted: int) -> ClaimRequest | None:
         if wanted <= 0 or self.stopping():
@@ -73,7 +77,9 @@ class Claims:
                 self.unknown = True
             raise
         if claim is not None:  # the metrics' claim round trip (one per batch)
-            self.counters.claimed(len(settled.claimed), time.perf_counter() - sent)
+            took = time.perf_counter() - sent
+            self.counters.claimed(len(settled.claimed), took)
+            self.registry.round_trip(took)
         return settled
 
     async def recover(self) -> None:

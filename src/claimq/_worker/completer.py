@@ -67,6 +67,11 @@ class Completer(Service):
         """Outcomes waiting or being written: their write claims for the slots they free."""
         return bool(self._outcomes or self._writes)
 
+    @property
+    def waiting(self) -> bool:
+        """Outcomes not yet taken by a write."""
+        return bool(self._outcomes)
+
     def submit(self, outcome: Outcome) -> None:
         self._outcomes.append(outcome)
         self._ready.set()

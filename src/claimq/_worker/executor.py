@@ -11,6 +11,7 @@ here waits for that attempt to end."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import functools
 import inspect
@@ -103,6 +104,11 @@ class Executor:
         self.lease = lease
         self.default_lease = default_lease
         self.threads = Threads(max_workers=concurrency, name="claimq-handler")
+        self.concurrency = concurrency
+        self._in_slots = 0  # handlers' Tasks not yet ended
+        # Claimed ahead (Registry.ahead), started in claim order as slots free up.
+        self._waiting: collections.deque[
+            tuple[InFlight, InFlight | None, dict[int, str] | None]] = collections.deque()
         self.make_context = make_context
         self.stopping = False
         self.giving_up = False  # past the grace period: stop waiting for stuck threads
@@ -140,21 +146,41 @@ class Executor:
         if self.stopping:
             await self.release([f for f, _ in flights])
             return
-        loop = asyncio.get_running_loop()
         # OpenTelemetry: only while a tracer provider is set (one check per batch otherwise)
         traces = await self._trace_contexts(flights) if _tracing.enabled() else None
-        for flight, earlier in flights:
-            flight.running = True
-            # a Task of its own, in a copy of the worker's context (contextvars a handler sets
-            # stay with its job)
-            flight.task = loop.create_task(
-                self._run(flight, earlier) if traces is None
-                else self._traced(flight, earlier, traces.get(flight.job.id)))
+        free = max(self.concurrency - self._in_slots, 0)
+        for flight, earlier in flights[:free]:
+            self._launch(flight, earlier, traces)
+        for flight, earlier in flights[free:]:  # claimed ahead: each waits for a slot
+            self._waiting.append((flight, earlier, traces))
         self.counters.add("started", len(flights))
         if log.isEnabledFor(logging.DEBUG):  # per-job lines only when asked for
             for flight, _ in flights:
                 log.debug("job.started: job %s (%s) attempt %s", flight.job.id, flight.job.task,
                           flight.attempt, extra=event("job.started", flight))
+
+    def _launch(self, flight: InFlight, earlier: InFlight | None,
+                traces: dict[int, str] | None) -> None:
+        """Runs a claim's handler in a slot: a Task of its own, in a copy of the worker's
+        context (contextvars a handler sets stay with its job)."""
+        self._in_slots += 1
+        flight.running = True
+        flight.began = time.monotonic()
+        flight.task = task = asyncio.get_running_loop().create_task(
+            self._run(flight, earlier) if traces is None
+            else self._traced(flight, earlier, traces.get(flight.job.id)))
+        # a callback, not the Task's own finally: a Task cancelled before its first step never
+        # runs its body, and its slot must come back all the same
+        task.add_done_callback(functools.partial(self._slot_freed, flight))
+
+    def _slot_freed(self, flight: InFlight, task: asyncio.Task[None]) -> None:
+        self._in_slots -= 1
+        self.registry.handler_ran(time.monotonic() - flight.began)
+        waiting = self._waiting
+        while waiting and self._in_slots < self.concurrency:
+            flight, earlier, traces = waiting.popleft()
+            if not flight.lost:  # given up while it waited (released, lease lost)
+                self._launch(flight, earlier, traces)
 
     async def _trace_contexts(self, flights: list[tuple[InFlight, Any]]) -> dict[int, str]:
         """The stored trace contexts of a claimed batch (one statement); tracing never holds a
@@ -230,6 +256,8 @@ class Executor:
                 await asyncio.wait([earlier.task])
             if flight.lost:
                 return
+            if flight.cancel_requested:  # while it waited for a slot (claimed ahead)
+                raise asyncio.CancelledError
             hooks = self.app._hooks  # None unless the app registered hooks or middleware
             outcome = await self._attempt(flight, hooks)
             if hooks is not None:

@@ -68,9 +68,11 @@ class Fetcher(Service):
                 if self.claims.unknown:  # another claim still on its way, or recovery failed
                     await wait_any(self.stopping, timeout=MIN_IDLE_WAIT)
                     continue
-            if self.completer.busy:
+            if self.completer.busy and (self.completer.waiting
+                                        or registry.free < self.claims.batch):
                 # The completer claims for free slots when it writes outcomes (the same round
                 # trip): a claim of our own now would split the batch and double the trips.
+                # A whole batch free beyond its writes (claiming ahead) is a flow of its own.
                 registry.slots_free.clear()
                 await wait_any(registry.slots_free, self.stopping)
                 continue

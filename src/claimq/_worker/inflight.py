@@ -17,6 +17,7 @@ from claimq.job import Job
 CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 GIVEN_UP_KEPT = 1000  # given-up claims remembered before the old ones are pruned
 GIVEN_UP_FOR = 600.0  # seconds: far longer than any lease
+EWMA = 0.2  # weight of the newest sample in the round-trip and handler-time averages
 
 
 @dataclass(eq=False, slots=True)
@@ -37,7 +38,8 @@ class InFlight:
     completed_by_handler: bool = False  # ctx.complete_in() committed it in the handler's txn
     cancel_requested: bool = False  # seen at a heartbeat; read by handler threads
     timed_out: bool = False
-    task: asyncio.Task[Any] | None = None
+    task: asyncio.Task[Any] | None = None  # None while it waits for a slot (claimed ahead)
+    began: float = 0.0  # monotonic: when its handler's Task was made
 
     def renew(self, since: float) -> None:
         """The database extended the lease at or after `since` (monotonic)."""
@@ -90,13 +92,21 @@ class Registry:
     """The claims this worker holds, and the slots they leave free.
 
     A slot is taken from the claim until the handler returns, and stays taken by a handler that
-    runs on after its job was lost or timed out (a thread cannot be interrupted): the worker
-    never claims work it cannot start. Outcomes still on their way are bounded too, to one more
-    batch than there are slots."""
+    runs on after its job was lost or timed out (a thread cannot be interrupted). Outcomes still
+    on their way are bounded too, to one more batch than there are slots.
 
-    def __init__(self, concurrency: int, counters: Counters) -> None:
+    Claiming ahead (`prefetch`, at most that many jobs beyond the slots): only as many as the
+    slots free up during one claim's round trip, judged by the averages of both. Handlers
+    shorter than a round trip then get a batch each trip while the last one's outcomes are
+    written; a job claimed ahead waits about one round trip, and handlers that take longer than
+    that get none (what waits here would be better run by an idle worker)."""
+
+    def __init__(self, concurrency: int, counters: Counters, prefetch: int = 0) -> None:
         self.concurrency = concurrency
         self.counters = counters
+        self.prefetch = prefetch
+        self._round_trip = 0.0  # average seconds of a claim's round trip (0: none yet)
+        self._handler = 0.0  # average seconds from a handler's start to its end (0: none yet)
         self._claims: dict[Owned, InFlight] = {}
         self._newest: dict[int, InFlight] = {}  # per job id, its latest claim here
         # Claims given up here (lease lost or feared lost) and forgotten since: their attempt
@@ -124,13 +134,41 @@ class Registry:
         return [f for f in self._claims.values() if not f.lost]
 
     @property
+    def ahead(self) -> int:
+        """How many jobs a claim may take beyond the slots now (see the class)."""
+        if not self.prefetch or not self._round_trip or not self._handler:
+            return 0
+        per_trip = self.concurrency * self._round_trip / self._handler
+        return self.prefetch if per_trip >= self.prefetch else int(per_trip)
+
+    def round_trip(self, seconds: float) -> None:
+        """A claim's round trip took `seconds`."""
+        self._round_trip = seconds if not self._round_trip else (
+            self._round_trip + EWMA * (seconds - self._round_trip))
+
+    def handler_ran(self, seconds: float) -> None:
+        """A handler's Task ran `seconds` (from its start to its end)."""
+        seconds = max(seconds, 1e-6)
+        self._handler = seconds if not self._handler else (
+            self._handler + EWMA * (seconds - self._handler))
+
+    @property
     def free(self) -> int:
+        return self._free(self.ahead)
+
+    def _free(self, ahead: int) -> int:
         busy = sum(1 for f in self._claims.values() if not f.finished)
-        free = min(self.concurrency - busy, 2 * self.concurrency - len(self._claims))
+        slots = self.concurrency + ahead
+        free = min(slots - busy, 2 * slots - len(self._claims))
         return max(free - self.reserved, 0)
 
     def reserve(self, at_most: int) -> int:
-        n = min(self.free, at_most)
+        ahead = self.ahead
+        n = min(self._free(ahead), at_most)
+        if ahead and n:
+            beyond = n - min(self._free(0), n)
+            if beyond:
+                self.counters.add("claimed_ahead", beyond)
         self.reserved += n
         return n
 

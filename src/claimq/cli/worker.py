@@ -46,6 +46,11 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
     help="Jobs run at once per process.",
 )
 @click.option(
+    "--prefetch", type=click.IntRange(0, 10_000), default=None, metavar="N",
+    help="Jobs claimed ahead of free slots, at most (default: the concurrency; 0: none); "
+    "only while handlers end faster than a claim's round trip.",
+)
+@click.option(
     "--processes", type=click.IntRange(min=1), default=1, show_default=True,
     help="Worker processes.",
 )
@@ -84,6 +89,7 @@ def worker(
     app_path: str,
     queues_text: str | None,
     concurrency: int,
+    prefetch: int | None,
     processes: int,
     lease: float | None,
     poll_interval: float,
@@ -115,7 +121,8 @@ def worker(
             raise CliError(str(exc), EXIT_USAGE) from None
     setup_logging(log_level.upper(), log_format)
     code = run_worker(
-        app, queues=queues, concurrency=concurrency, processes=processes, lease=lease,
+        app, queues=queues, concurrency=concurrency, prefetch=prefetch, processes=processes,
+        lease=lease,
         poll_interval=poll_interval, grace=grace, app_path=app_path, metrics_port=metrics_port,
         metrics_host=metrics_host, log_format=log_format,
     )

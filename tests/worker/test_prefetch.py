@@ -1,0 +1,194 @@
+"""Claiming ahead (Worker(prefetch=...)): a worker whose handlers end faster than a claim's round
+trip claims up to `prefetch` jobs beyond its free slots, so one batch is written while the next
+runs; those jobs wait here for a slot, never run beyond the concurrency, are handed back
+uncounted when the worker stops, and a cancel that reaches one while it waits fails it without
+running its handler. Handlers slower than a round trip get nothing claimed ahead.
+
+Real SQLite files and a real PostgreSQL schema throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from polling import archived, in_thread, wait_until
+
+from claimq import App
+from claimq._worker.inflight import Counters, Registry
+from claimq.worker import Worker
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_how_much_is_claimed_ahead_follows_the_handlers_against_the_round_trip() -> None:
+    registry = Registry(20, Counters(), prefetch=20)
+    assert registry.ahead == 0  # nothing measured yet: nothing ahead
+    registry.round_trip(0.002)
+    assert registry.ahead == 0
+    registry.handler_ran(0.0002)  # ten handlers end per slot during one round trip
+    assert registry.ahead == 20  # capped at prefetch
+    slow = Registry(20, Counters(), prefetch=20)
+    slow.round_trip(0.002)
+    slow.handler_ran(0.010)  # 20 slots x 2 ms / 10 ms: four slots free up per round trip
+    assert slow.ahead == 4
+    slower = Registry(20, Counters(), prefetch=20)
+    slower.round_trip(0.002)
+    slower.handler_ran(1.0)
+    assert slower.ahead == 0
+    off = Registry(20, Counters(), prefetch=0)
+    off.round_trip(0.002)
+    off.handler_ran(0.0001)
+    assert off.ahead == 0
+    # what is claimed ahead counts as slots: free grows by it, and shrinks as claims are held
+    assert registry.free == 40 and off.free == 20
+
+
+def _fast_app(db_url: str) -> tuple[App, dict[str, int]]:
+    app = App(db_url)
+    app.migrate()
+    seen = {"running": 0, "most": 0, "runs": 0}
+
+    @app.task(name="pf.fast")
+    async def fast(n: int) -> None:
+        seen["running"] += 1
+        seen["runs"] += 1
+        seen["most"] = max(seen["most"], seen["running"])
+        await asyncio.sleep(0)  # one turn of the loop: the others may start meanwhile
+        seen["running"] -= 1
+
+    return app, seen
+
+
+def _run(worker: Worker, app: App, done: int) -> dict[str, int]:
+    """Runs the worker in a thread of its own until `done` jobs are archived, then stops it."""
+    thread, out = in_thread(lambda: worker.run(install_signals=False))
+    try:
+        wait_until(lambda: len(archived(app)) >= done or not thread.is_alive(), 60,
+                   f"{done} jobs archived")
+    finally:
+        worker.stop()
+        thread.join(60)
+    assert not thread.is_alive(), "the worker did not stop"
+    if "error" in out:
+        raise out["error"]
+    return out["result"]  # type: ignore[no-any-return]
+
+
+def test_fast_handlers_are_claimed_ahead_yet_never_run_beyond_the_concurrency(
+        db_url: str) -> None:
+    app, seen = _fast_app(db_url)
+    try:
+        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(600)])
+        counters = _run(Worker(app, concurrency=4, prefetch=4, poll_interval=0.05), app, 600)
+        assert seen["most"] <= 4  # slots are the concurrency, whatever was claimed ahead
+        assert counters.get("claimed_ahead", 0) > 0
+        jobs = archived(app)
+        assert len(jobs) == 600 and {j.attempts for j in jobs} == {1}
+        assert seen["runs"] == 600  # each exactly once
+    finally:
+        app.close()
+
+
+def test_prefetch_zero_claims_nothing_ahead(db_url: str) -> None:
+    app, seen = _fast_app(db_url)
+    try:
+        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(200)])
+        counters = _run(Worker(app, concurrency=4, prefetch=0, poll_interval=0.05), app, 200)
+        assert counters.get("claimed_ahead", 0) == 0
+        assert len(archived(app)) == 200 and seen["most"] <= 4
+    finally:
+        app.close()
+
+
+def test_slow_handlers_get_nothing_claimed_ahead(db_url: str) -> None:
+    app = App(db_url)
+    app.migrate()
+    held: list[int] = []
+
+    @app.task(name="pf.slow")
+    async def slow(n: int) -> None:
+        held.append(len(app.list_jobs(status="processing")))
+        await asyncio.sleep(0.15)
+
+    try:
+        app.enqueue_many([{"task": "pf.slow", "payload": {"n": i}} for i in range(8)])
+        counters = _run(Worker(app, concurrency=2, prefetch=2, poll_interval=0.05), app, 8)
+        assert counters.get("claimed_ahead", 0) == 0
+        assert max(held) <= 2  # the worker never held more than its slots
+        assert len(archived(app)) == 8
+    finally:
+        app.close()
+
+
+def test_a_job_waiting_for_a_slot_is_handed_back_uncounted_or_failed_by_a_cancel(
+        db_url: str) -> None:
+    """The executor with one slot and three claimed jobs: the first runs (held on an event),
+    the second is released as a stopping worker does with what has not started (back to
+    pending, its attempt not counted), the third is cancelled by an operator while it waits
+    (dead as cancelled, its handler never called)."""
+    from claimq._worker.claims import Claims
+    from claimq._worker.completer import Completer
+    from claimq._worker.dbcall import DB
+    from claimq._worker.executor import Executor
+
+    app = App(db_url)
+    app.migrate()
+    calls: list[int] = []
+    gate = asyncio.Event()
+
+    @app.task(name="pf.held")
+    async def held(n: int) -> None:
+        calls.append(n)
+        if n == 0:
+            await gate.wait()
+
+    ids = [app.enqueue("pf.held", {"n": n}) for n in range(3)]
+    jobs = app.claim("w", limit=3, start=True)
+    assert sorted(j.id for j in jobs) == ids
+
+    async def main() -> Counters:
+        counters = Counters()
+        registry = Registry(1, counters, prefetch=2)
+        db = DB()
+        claims = Claims(app.backend, db, registry, counters, worker_id="w", queues=None,
+                        lease=None, batch=1, on_loop=False, stopping=lambda: False)
+        completer = Completer(app.backend, db, registry, counters, claims)
+        executor = Executor(app, app.backend, db, registry, counters, completer,
+                            worker_id="w", lease=None, default_lease=30.0, concurrency=1,
+                            make_context=lambda f: None)
+        writing = asyncio.create_task(completer.run())
+        try:
+            await executor.start(sorted(jobs, key=lambda j: j.id))
+            first, second, third = (registry.newest(i) for i in ids)
+            assert first is not None and second is not None and third is not None
+            assert first.task is not None and second.task is None and third.task is None
+            await asyncio.sleep(0.05)
+            assert calls == [0]  # one slot: the others wait
+            await executor.release([second])
+            executor.cancel(third)
+            gate.set()
+            deadline = time.monotonic() + 30
+            while len(registry) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert not len(registry)
+        finally:
+            completer.close()
+            await asyncio.wait_for(writing, 30)
+            db.close()
+        return counters
+
+    try:
+        counters = asyncio.run(main())
+        assert calls == [0]  # neither waiting handler ran
+        assert counters.get("released") == 1
+        released = app.get_job(ids[1])
+        assert released is not None and released.status == "pending"
+        assert released.attempts == 0  # never run: its attempt is not counted
+        cancelled = app.get_job(ids[2])
+        assert cancelled is not None and cancelled.status == "dead"
+        assert "cancel" in str(cancelled.errors[-1]).lower()
+        done = app.get_job(ids[0])
+        assert done is not None and done.status == "succeeded"
+    finally:
+        app.close()
