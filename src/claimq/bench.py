@@ -358,7 +358,7 @@ class Report:
             "processes": s.processes,
             "concurrency": s.concurrency,
             "batch": s.batch or s.concurrency,
-            "prefetch": s.concurrency if s.prefetch is None else s.prefetch,
+            "prefetch": "default" if s.prefetch is None else s.prefetch,
             "handler": "sync" if s.sync else "async",
             "enqueue_batch": s.enqueue_batch,
             "poll_interval": s.poll_interval,
@@ -653,7 +653,7 @@ def summary_table(data: dict[str, Any]) -> Table:
     table.add_row(
         "workers",
         f"{data['processes']} process(es) x {data['concurrency']} slots, "
-        f"claim batch {data['batch']}, prefetch {data.get('prefetch', 0)}, "
+        f"claim batch {data['batch']}, prefetch {data.get('prefetch', 'default')}, "
         f"{data['handler']} handler",
     )
     for key, label in (("enqueue", "bulk enqueue"), ("drain", "drain"),
@@ -708,7 +708,8 @@ def summary_table(data: dict[str, Any]) -> Table:
 @click.option("--batch", type=click.IntRange(1, 10_000), default=None,
               help="Largest claim batch (default: the concurrency).")
 @click.option("--prefetch", type=click.IntRange(0, 10_000), default=None,
-              help="Jobs claimed ahead of free slots, at most (default: the concurrency).")
+              help="Jobs claimed ahead of free slots, at most (default: the concurrency; "
+                   "none on SQLite).")
 @click.option("--rate", type=click.FloatRange(0), default=2000.0, show_default=True,
               help="Sustained: jobs enqueued per second (0: as fast as the backlog cap allows).")
 @click.option("--backlog-cap", type=click.IntRange(1), default=None,
@@ -751,7 +752,8 @@ def command(
         backlog_cap = 1000
     settings = Settings(
         mode=mode, jobs=jobs or DEFAULT_JOBS[mode], processes=processes,
-        concurrency=concurrency, batch=batch, prefetch=prefetch, rate=rate, backlog_cap=backlog_cap,
+        concurrency=concurrency, batch=batch, prefetch=prefetch, rate=rate,
+        backlog_cap=backlog_cap,
         enqueue_batch=enqueue_batch, poll_interval=poll_interval, sync=sync, timeout=timeout,
         idle_gap=idle_gap, analyze=analyze, keys=keys, queue_rate=queue_rate,
         queue_burst=queue_burst, metrics=metrics,

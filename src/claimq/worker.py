@@ -179,10 +179,12 @@ class Worker:
         self.poll_interval = _validate.seconds(poll_interval, "poll_interval", allow_zero=False)
         self.grace = _validate.seconds(grace, "grace")
         self.batch = _validate.integer(batch or self.concurrency, "batch", 1, 10_000)
-        # Jobs claimed ahead of the slots, at most (default: the concurrency; 0: none). Only
-        # while handlers end faster than a claim's round trip: see Registry.
-        self.prefetch = _validate.integer(
-            self.concurrency if prefetch is None else prefetch, "prefetch", 0, 10_000)
+        # Jobs claimed ahead of the slots, at most (0: none). Only while handlers end faster
+        # than a claim's round trip: see Registry. The default is the concurrency where writes
+        # run side by side (row locks), none on SQLite, whose single writer makes a second
+        # flow of batches wait for the first (paired runs: benchmarks/README.md).
+        self.prefetch = None if prefetch is None else _validate.integer(
+            prefetch, "prefetch", 0, 10_000)
         self.worker_id = worker_id or default_worker_id()
         # The registry row: refreshed every presence_interval seconds; a row silent for
         # presence_timeout seconds (default: 6 intervals, at least 30 s) is marked dead.
@@ -252,7 +254,10 @@ class Worker:
         stopping = self._stopping = asyncio.Event()
         finished = asyncio.Event()  # the completer wrote its last outcome
         counters = self.counters
-        registry = Registry(self.concurrency, counters, self.prefetch)
+        prefetch = self.prefetch
+        if prefetch is None:
+            prefetch = self.concurrency if backend.capabilities.row_locks else 0
+        registry = Registry(self.concurrency, counters, prefetch)
         db = DB(deadline=_db_deadline(self.lease))
         claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
                         queues=self.queues, lease=self.lease, batch=self.batch,

@@ -101,6 +101,19 @@ def test_prefetch_zero_claims_nothing_ahead(db_url: str) -> None:
         app.close()
 
 
+def test_the_default_claims_ahead_where_writes_run_side_by_side(db_url: str) -> None:
+    """PostgreSQL (row locks): up to the concurrency by default; SQLite (one writer): none."""
+    app, seen = _fast_app(db_url)
+    try:
+        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(600)])
+        counters = _run(Worker(app, concurrency=4, poll_interval=0.05), app, 600)
+        ahead = counters.get("claimed_ahead", 0)
+        assert (ahead > 0) == app.backend.capabilities.row_locks, ahead
+        assert len(archived(app)) == 600 and seen["most"] <= 4
+    finally:
+        app.close()
+
+
 def test_slow_handlers_get_nothing_claimed_ahead(db_url: str) -> None:
     app = App(db_url)
     app.migrate()

@@ -47,8 +47,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 )
 @click.option(
     "--prefetch", type=click.IntRange(0, 10_000), default=None, metavar="N",
-    help="Jobs claimed ahead of free slots, at most (default: the concurrency; 0: none); "
-    "only while handlers end faster than a claim's round trip.",
+    help="Jobs claimed ahead of free slots, at most (default: the concurrency on PostgreSQL "
+    "and MariaDB, none on SQLite; 0: none); only while handlers end faster than a claim's "
+    "round trip.",
 )
 @click.option(
     "--processes", type=click.IntRange(min=1), default=1, show_default=True,
