@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 from polling import archived, in_thread, wait_until
 
-from claimq import App
+from claimq import App, Job
 from claimq._worker.inflight import Counters, Registry
 from claimq.worker import Worker
 
@@ -44,22 +45,6 @@ def test_how_much_is_claimed_ahead_follows_the_handlers_against_the_round_trip()
     assert registry.free == 40 and off.free == 20
 
 
-def _fast_app(db_url: str) -> tuple[App, dict[str, int]]:
-    app = App(db_url)
-    app.migrate()
-    seen = {"running": 0, "most": 0, "runs": 0}
-
-    @app.task(name="pf.fast")
-    async def fast(n: int) -> None:
-        seen["running"] += 1
-        seen["runs"] += 1
-        seen["most"] = max(seen["most"], seen["running"])
-        await asyncio.sleep(0)  # one turn of the loop: the others may start meanwhile
-        seen["running"] -= 1
-
-    return app, seen
-
-
 def _run(worker: Worker, app: App, done: int) -> dict[str, int]:
     """Runs the worker in a thread of its own until `done` jobs are archived, then stops it."""
     thread, out = in_thread(lambda: worker.run(install_signals=False))
@@ -75,43 +60,51 @@ def _run(worker: Worker, app: App, done: int) -> dict[str, int]:
     return out["result"]  # type: ignore[no-any-return]
 
 
-def test_fast_handlers_are_claimed_ahead_yet_never_run_beyond_the_concurrency(
-        db_url: str) -> None:
-    app, seen = _fast_app(db_url)
+def _drain_fast(db_url: str, jobs: int, **options: Any
+                ) -> tuple[dict[str, int], dict[str, int], list[Job], bool]:
+    """Drains `jobs` no-op jobs with Worker(app, concurrency=4, **options): the worker's
+    counters, what its handlers saw, the archived jobs, and whether the backend has row locks."""
+    app = App(db_url)
+    app.migrate()
+    seen = {"running": 0, "most": 0, "runs": 0}
+
+    @app.task(name="pf.fast")
+    async def fast(n: int) -> None:
+        seen["running"] += 1
+        seen["runs"] += 1
+        seen["most"] = max(seen["most"], seen["running"])
+        await asyncio.sleep(0)  # one turn of the loop: the others may start meanwhile
+        seen["running"] -= 1
+
     try:
-        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(600)])
-        counters = _run(Worker(app, concurrency=4, prefetch=4, poll_interval=0.05), app, 600)
-        assert seen["most"] <= 4  # slots are the concurrency, whatever was claimed ahead
-        assert counters.get("claimed_ahead", 0) > 0
-        jobs = archived(app)
-        assert len(jobs) == 600 and {j.attempts for j in jobs} == {1}
-        assert seen["runs"] == 600  # each exactly once
+        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(jobs)])
+        counters = _run(Worker(app, concurrency=4, poll_interval=0.05, **options), app, jobs)
+        return counters, seen, archived(app), app.backend.capabilities.row_locks
     finally:
         app.close()
+
+
+def test_fast_handlers_are_claimed_ahead_yet_never_run_beyond_the_concurrency(
+        db_url: str) -> None:
+    counters, seen, jobs, _ = _drain_fast(db_url, 600, prefetch=4)
+    assert seen["most"] <= 4  # slots are the concurrency, whatever was claimed ahead
+    assert counters.get("claimed_ahead", 0) > 0
+    assert len(jobs) == 600 and {j.attempts for j in jobs} == {1}
+    assert seen["runs"] == 600  # each exactly once
 
 
 def test_prefetch_zero_claims_nothing_ahead(db_url: str) -> None:
-    app, seen = _fast_app(db_url)
-    try:
-        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(200)])
-        counters = _run(Worker(app, concurrency=4, prefetch=0, poll_interval=0.05), app, 200)
-        assert counters.get("claimed_ahead", 0) == 0
-        assert len(archived(app)) == 200 and seen["most"] <= 4
-    finally:
-        app.close()
+    counters, seen, jobs, _ = _drain_fast(db_url, 200, prefetch=0)
+    assert counters.get("claimed_ahead", 0) == 0
+    assert len(jobs) == 200 and seen["most"] <= 4
 
 
 def test_the_default_claims_ahead_where_writes_run_side_by_side(db_url: str) -> None:
     """PostgreSQL (row locks): up to the concurrency by default; SQLite (one writer): none."""
-    app, seen = _fast_app(db_url)
-    try:
-        app.enqueue_many([{"task": "pf.fast", "payload": {"n": i}} for i in range(600)])
-        counters = _run(Worker(app, concurrency=4, poll_interval=0.05), app, 600)
-        ahead = counters.get("claimed_ahead", 0)
-        assert (ahead > 0) == app.backend.capabilities.row_locks, ahead
-        assert len(archived(app)) == 600 and seen["most"] <= 4
-    finally:
-        app.close()
+    counters, seen, jobs, row_locks = _drain_fast(db_url, 600)
+    ahead = counters.get("claimed_ahead", 0)
+    assert (ahead > 0) == row_locks, ahead
+    assert len(jobs) == 600 and seen["most"] <= 4
 
 
 def test_slow_handlers_get_nothing_claimed_ahead(db_url: str) -> None:

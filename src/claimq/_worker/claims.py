@@ -49,11 +49,7 @@ class Claims:
         """Promises free slots to a claim about to be made (so two claims never overshoot)."""
         if self.stopping() or self.unknown:
             return 0
-        registry = self.registry
-        n = registry.reserve(self.batch)
-        if n and registry.ahead and registry.free >= self.batch:
-            registry.slots_free.set()  # a whole batch more may be claimed ahead (the fetcher)
-        return n
+        return self.registry.reserve(self.batch)
 
     def request(self, wanted: int) -> ClaimRequest | None:
         if wanted <= 0 or self.stopping():

@@ -173,9 +173,9 @@ class Executor:
         # runs its body, and its slot must come back all the same
         task.add_done_callback(functools.partial(self._slot_freed, flight))
 
-    def _slot_freed(self, flight: InFlight, task: asyncio.Task[None]) -> None:
+    def _slot_freed(self, ended: InFlight, task: asyncio.Task[None]) -> None:
         self._in_slots -= 1
-        self.registry.handler_ran(time.monotonic() - flight.began)
+        self.registry.handler_ran(time.monotonic() - ended.began)
         waiting = self._waiting
         while waiting and self._in_slots < self.concurrency:
             flight, earlier, traces = waiting.popleft()

@@ -154,21 +154,27 @@ class Registry:
 
     @property
     def free(self) -> int:
-        return self._free(self.ahead)
+        return self._room(self.concurrency + self.ahead, self._busy())
 
-    def _free(self, ahead: int) -> int:
-        busy = sum(1 for f in self._claims.values() if not f.finished)
-        slots = self.concurrency + ahead
+    def _busy(self) -> int:
+        return sum(1 for f in self._claims.values() if not f.finished)
+
+    def _room(self, slots: int, busy: int) -> int:
         free = min(slots - busy, 2 * slots - len(self._claims))
         return max(free - self.reserved, 0)
 
     def reserve(self, at_most: int) -> int:
-        ahead = self.ahead
-        n = min(self._free(ahead), at_most)
+        """Promises up to `at_most` free slots to a claim; with a whole batch more still free
+        beyond them (claiming ahead), wakes the fetcher to claim it beside this one."""
+        ahead, busy = self.ahead, self._busy()
+        free = self._room(self.concurrency + ahead, busy)
+        n = min(free, at_most)
         if ahead and n:
-            beyond = n - min(self._free(0), n)
+            beyond = n - min(self._room(self.concurrency, busy), n)
             if beyond:
                 self.counters.add("claimed_ahead", beyond)
+            if free - n >= at_most:
+                self.slots_free.set()
         self.reserved += n
         return n
 
