@@ -388,14 +388,21 @@ def probe_lease_sync(ctx: JobContext, lease: float, wait: float = 30.0) -> dict[
 
 
 async def probe_lease_async(ctx: JobContext, lease: float, wait: float = 30.0) -> dict[str, Any]:
+    """As probe_lease_sync. A heartbeat caught mid-call by the freeze can answer "lost" before
+    the handler's first step after it: the worker then cancels the handler at its await, and
+    the probe reports what ctx.lease_lost said at that moment (probe-cancelled)."""
     resumed = _frozen_gap(lease)
     mark(ctx, "probe-waiting")
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-        if resumed():
-            mark(ctx, "probe-resumed", lease_lost=ctx.lease_lost)
-            return {"lease_lost": ctx.lease_lost}
+    try:
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+            if resumed():
+                mark(ctx, "probe-resumed", lease_lost=ctx.lease_lost)
+                return {"lease_lost": ctx.lease_lost}
+    except asyncio.CancelledError:
+        mark(ctx, "probe-cancelled", lease_lost=ctx.lease_lost)
+        raise
     mark(ctx, "probe-never-frozen")
     return {"lease_lost": None}
 
