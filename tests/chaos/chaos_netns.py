@@ -42,14 +42,21 @@ def _used_subnets() -> set[int]:
     return {int(part.split(".")[2]) for part in out.split() if part.startswith("10.213.")}
 
 
+# Subnets this process has handed out: several NetNs may be made before any is entered (and
+# only an entered one shows in `ip addr`), and two on one subnet route to one of them only.
+_taken: set[int] = set()
+
+
 class NetNs:
     def __init__(self) -> None:
         tag = uuid.uuid4().hex[:6]
         self.name = f"cq{tag}"
         self.host_if = f"cqh{tag}"
         self.ns_if = f"cqn{tag}"
-        free = sorted(set(range(1, 255)) - _used_subnets())
+        free = sorted(set(range(1, 255)) - _used_subnets() - _taken)
         n = random.choice(free)
+        _taken.add(n)
+        self.subnet = n
         self.host_ip = f"10.213.{n}.1"
         self.ns_ip = f"10.213.{n}.2"
         self.prefix = ["ip", "netns", "exec", self.name]
@@ -82,6 +89,7 @@ class NetNs:
             _ip("link", "del", self.host_if)  # takes its peer with it
         with contextlib.suppress(RuntimeError):
             _ip("netns", "del", self.name)
+        _taken.discard(self.subnet)
 
     def __exit__(self, *exc: object) -> None:
         self.close()

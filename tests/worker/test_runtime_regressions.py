@@ -382,6 +382,10 @@ def test_defect_07_a_database_that_stops_answering(
             # the OS gives up on them: recovery in the same process is not claimed here (see
             # the closing note of issue 12). Nothing is lost: a fresh worker finishes it all.
             worker.kill()
+            # The hung peer goes away too: while it held the server's end open, a claim the
+            # server ran but whose answer it swallowed stayed an open transaction, its jobs
+            # locked (SKIP LOCKED passes them by) until that session ended.
+            proxy.close()
             worker = spawn_hostile(app.url, concurrency=2, lease=lease, poll_interval=0.2,
                                    grace=2.0)
             worker_id = worker.wait_started(timeout=30)
