@@ -30,6 +30,7 @@ import orjson
 
 from claimq import _validate
 from claimq._json import loads
+from claimq._pause import pause
 from claimq.backends.base import SchedulePlan, ScheduleRow
 from claimq.errors import InvalidInput, JobNotFound
 
@@ -262,6 +263,7 @@ class Schedules:
             if old is not None and old.declared == row.declared:
                 continue
             fresh = replace(row, next_run_at=first_tick(row.cron, row.every, row.tz, now))
+            pause("schedule.edit_read")
             if old is None:
                 written += backend.insert_schedule(fresh)
             else:
@@ -335,18 +337,22 @@ class Schedules:
         timing = any(getattr(row, k) != getattr(old, k) for k in _TIMING)
         next_run_at = (first_tick(row.cron, row.every, row.tz, self._app.backend.now())
                        if timing else old.next_run_at)
+        pause("schedule.edit_read")
         self._write(replace(row, next_run_at=next_run_at, declared=old.declared))
         return self.get(name)
 
     def pause(self, name: str) -> Schedule:
         """No ticks while paused (those that fall meanwhile are not caught up)."""
-        self._write(replace(self._row(name), paused=True))
+        old = self._row(name)
+        pause("schedule.edit_read")
+        self._write(replace(old, paused=True))
         return self.get(name)
 
     def resume(self, name: str) -> Schedule:
         old = self._row(name)
         if old.paused:
             now = self._app.backend.now()
+            pause("schedule.edit_read")
             self._write(replace(old, paused=False,
                                 next_run_at=first_tick(old.cron, old.every, old.tz, now)))
         return self.get(name)

@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
+from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends import _rows
 from claimq.backends._flow import (
@@ -1325,7 +1326,9 @@ class MySQLBackend(PlainOptionalParts):
         def work(cur: Any) -> dict[str, list[int]]:
             fired: dict[str, list[int]] = {}
             cur.execute(_Q.due_schedules, {"now": self._now(), "limit": limit})
-            for r in _dicts(cur):
+            rows = _dicts(cur)
+            pause("schedule.fire_due")  # the due rows read and locked; none moved on yet
+            for r in rows:
                 now = r["now"]  # the transaction's time: the plan's and the writes'
                 planned = plan(_schedule_row(r), now.replace(tzinfo=UTC))
                 if planned is None:

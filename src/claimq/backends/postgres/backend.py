@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
+from claimq._pause import pause
 from claimq._validate import NO_FLOW, Flow, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._rows import (
@@ -1461,6 +1462,7 @@ class PostgresBackend:
         with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
             now = self._now()
             rows = cur.execute(self._q.due_schedules, {"now": now, "limit": limit}).fetchall()
+            pause("schedule.fire_due")  # the due rows read and locked; none moved on yet
             for r in rows:
                 planned = plan(_schedule_row(r), r["now"])
                 if planned is None:

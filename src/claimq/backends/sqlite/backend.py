@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qs, urlparse
 
+from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._flow import queue_room
@@ -986,6 +987,7 @@ class SQLiteBackend(PlainOptionalParts):
         with self._write() as conn:
             now = self._time()
             rows = conn.execute(_Q.due_schedules, {"now": now, "limit": limit}).fetchall()
+            pause("schedule.fire_due")  # the due rows read and locked; none moved on yet
             for r in rows:
                 planned = plan(_schedule_row(r), datetime.fromtimestamp(now, UTC))
                 if planned is None:
