@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,7 +32,7 @@ from claimq import _validate
 from claimq._json import loads
 from claimq._pause import pause
 from claimq.backends.base import SchedulePlan, ScheduleRow
-from claimq.errors import InvalidInput, JobNotFound
+from claimq.errors import ClaimqError, InvalidInput, JobNotFound
 
 if TYPE_CHECKING:
     from claimq._results import JobHandle
@@ -48,6 +48,7 @@ SKIP_GRACE = 60.0  # missed="skip": how late a tick may be and still run
 MIN_EVERY = 1.0  # seconds: schedulers look for due ticks about once a second
 TAG = "schedule:"  # a tick's job carries the tag schedule:<name>
 MAX_NAME = _validate.MAX_TAG_LEN - len(TAG)
+EDIT_TRIES = 20  # an edit made again from a fresh read when the row moved under it
 _MAX_STEPS = 1_000_000  # cron ticks walked in one plan before giving up on a definition
 
 
@@ -255,19 +256,27 @@ class Schedules:
         if not self.declared:
             return 0
         backend = self._app.backend
-        stored = {r.name: r for r in backend.list_schedules()}
-        now = backend.now()
+        stored: dict[str, ScheduleRow | None] = {
+            r.name: r for r in backend.list_schedules()}
         written = 0
         for name, row in self.declared.items():
-            old = stored.get(name)
-            if old is not None and old.declared == row.declared:
-                continue
-            fresh = replace(row, next_run_at=first_tick(row.cron, row.every, row.tz, now))
-            pause("schedule.edit_read")
-            if old is None:
-                written += backend.insert_schedule(fresh)
+            for _ in range(EDIT_TRIES):
+                old = stored.get(name)
+                if old is not None and old.declared == row.declared:
+                    break
+                now = backend.now()
+                fresh = replace(row, next_run_at=first_tick(row.cron, row.every, row.tz, now))
+                pause("schedule.edit_read")
+                if old is None:
+                    written += backend.insert_schedule(fresh)  # False: another worker's insert
+                    break
+                if backend.update_schedule(replace(fresh, paused=old.paused), old):
+                    written += 1
+                    break
+                # fired or changed since it was read: read it again
+                stored[name] = next(iter(backend.list_schedules(name)), None)
             else:
-                written += backend.update_schedule(replace(fresh, paused=old.paused))
+                raise _kept_changing(name)
         return written
 
     # -- the runtime API -----------------------------------------------------------------------
@@ -322,39 +331,42 @@ class Schedules:
         if unknown:
             raise InvalidInput(f"unknown schedule field(s) {sorted(unknown)}; known: "
                                f"{sorted(known)}")
-        old = self._row(name)
-        fields: dict[str, Any] = {
-            "cron": old.cron, "every": old.every, "tz": old.tz, "missed": old.missed,
-            "task": old.task, "payload": loads(old.payload_json), "queue": old.queue,
-            "priority": old.priority, "max_attempts": old.max_attempts, "timeout": old.timeout,
-        }
-        if "cron" in changes and changes["cron"] is not None:
-            fields["every"] = None
-        if "every" in changes and changes["every"] is not None:
-            fields["cron"] = None
-        fields.update(changes)
-        row = self._definition(name, paused=old.paused, **fields)
-        timing = any(getattr(row, k) != getattr(old, k) for k in _TIMING)
-        next_run_at = (first_tick(row.cron, row.every, row.tz, self._app.backend.now())
-                       if timing else old.next_run_at)
-        pause("schedule.edit_read")
-        self._write(replace(row, next_run_at=next_run_at, declared=old.declared))
+
+        def edit(old: ScheduleRow) -> ScheduleRow:
+            fields: dict[str, Any] = {
+                "cron": old.cron, "every": old.every, "tz": old.tz, "missed": old.missed,
+                "task": old.task, "payload": loads(old.payload_json), "queue": old.queue,
+                "priority": old.priority, "max_attempts": old.max_attempts,
+                "timeout": old.timeout,
+            }
+            if "cron" in changes and changes["cron"] is not None:
+                fields["every"] = None
+            if "every" in changes and changes["every"] is not None:
+                fields["cron"] = None
+            fields.update(changes)
+            row = self._definition(name, paused=old.paused, **fields)
+            timing = any(getattr(row, k) != getattr(old, k) for k in _TIMING)
+            next_run_at = (first_tick(row.cron, row.every, row.tz, self._app.backend.now())
+                           if timing else old.next_run_at)
+            return replace(row, next_run_at=next_run_at, declared=old.declared)
+
+        self._edit(name, edit)
         return self.get(name)
 
     def pause(self, name: str) -> Schedule:
         """No ticks while paused (those that fall meanwhile are not caught up)."""
-        old = self._row(name)
-        pause("schedule.edit_read")
-        self._write(replace(old, paused=True))
+        self._edit(name, lambda old: replace(old, paused=True))
         return self.get(name)
 
     def resume(self, name: str) -> Schedule:
-        old = self._row(name)
-        if old.paused:
+        def edit(old: ScheduleRow) -> ScheduleRow | None:
+            if not old.paused:
+                return None
             now = self._app.backend.now()
-            pause("schedule.edit_read")
-            self._write(replace(old, paused=False,
-                                next_run_at=first_tick(old.cron, old.every, old.tz, now)))
+            return replace(old, paused=False,
+                           next_run_at=first_tick(old.cron, old.every, old.tz, now))
+
+        self._edit(name, edit)
         return self.get(name)
 
     def remove(self, name: str) -> None:
@@ -377,9 +389,26 @@ class Schedules:
             _safe_plan, _validate.integer(limit, "limit", 1, 10_000),
             self._app.idempotency_retention)
 
-    def _write(self, row: ScheduleRow) -> None:
-        if not self._app.backend.update_schedule(row):
-            raise JobNotFound(f"no schedule {row.name!r}")
+    def _edit(self, name: str, edit: Callable[[ScheduleRow], ScheduleRow | None]) -> None:
+        """Read, `edit`, write back, guarded: the write takes effect only if the row still
+        has the next_run_at and paused it was read with. A scheduler that fired the schedule
+        in between (or another edit) makes it write nothing, and the edit is made again from
+        the row as it is now, so a firing is never undone and its tick never fires twice.
+        `edit` returning None: nothing to write."""
+        for _ in range(EDIT_TRIES):
+            old = self._row(name)  # JobNotFound once it is gone
+            row = edit(old)
+            if row is None:
+                return
+            pause("schedule.edit_read")
+            if self._app.backend.update_schedule(row, old):
+                return
+        raise _kept_changing(name)
+
+
+def _kept_changing(name: str) -> ClaimqError:
+    return ClaimqError(f"schedule {name!r} changed under the edit {EDIT_TRIES} times in a row "
+                       "(schedulers or other edits); nothing written, try again")
 
 
 def _name(name: object) -> str:

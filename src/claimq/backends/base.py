@@ -646,8 +646,10 @@ class Backend(Protocol):
     def insert_schedule(self, row: ScheduleRow) -> bool:
         """Adds the schedule; False (and nothing written) when its name is taken."""
         ...
-    def update_schedule(self, row: ScheduleRow) -> bool:
-        """Writes every field of the schedule named `row.name`; False when there is none."""
+    def update_schedule(self, row: ScheduleRow, read: ScheduleRow) -> bool:
+        """Writes every field of the schedule named `row.name` if its stored next_run_at and
+        paused are still those of `read` (the row the edit was made from); False, and nothing
+        written, when a scheduler fired it or another edit changed it since, or there is none."""
         ...
     def delete_schedule(self, name: str) -> bool: ...
     def fire_schedules(self, plan: Planner, limit: int, retention: float) -> dict[str, list[int]]:

@@ -1315,8 +1315,9 @@ class MySQLBackend(PlainOptionalParts):
 
         return self._write(work)
 
-    def update_schedule(self, row: ScheduleRow) -> bool:
-        params = _schedule_params(row, self._now())
+    def update_schedule(self, row: ScheduleRow, read: ScheduleRow) -> bool:
+        params = {**_schedule_params(row, self._now()),
+                  "read_next_run_at": _naive(read.next_run_at), "read_paused": read.paused}
         return self._write(lambda cur: _count(cur, _Q.update_schedule, params) == 1)
 
     def delete_schedule(self, name: str) -> bool:

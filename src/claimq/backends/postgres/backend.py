@@ -1448,9 +1448,10 @@ class PostgresBackend:
             params = {**_schedule_params(row), "now": self._now()}
             return conn.execute(self._q.insert_schedule, params).fetchone() is not None
 
-    def update_schedule(self, row: ScheduleRow) -> bool:
+    def update_schedule(self, row: ScheduleRow, read: ScheduleRow) -> bool:
         with self._conn() as conn:
-            params = {**_schedule_params(row), "now": self._now()}
+            params = {**_schedule_params(row), "now": self._now(),
+                      "read_next_run_at": read.next_run_at, "read_paused": read.paused}
             return conn.execute(self._q.update_schedule, params).fetchone() is not None
 
     def delete_schedule(self, name: str) -> bool:

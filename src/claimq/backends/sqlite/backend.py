@@ -973,9 +973,11 @@ class SQLiteBackend(PlainOptionalParts):
             params = _schedule_params(row, self._time())
             return conn.execute(_Q.insert_schedule, params).fetchone() is not None
 
-    def update_schedule(self, row: ScheduleRow) -> bool:
+    def update_schedule(self, row: ScheduleRow, read: ScheduleRow) -> bool:
         with self._write() as conn:
-            params = _schedule_params(row, self._time())
+            params = {**_schedule_params(row, self._time()),
+                      "read_next_run_at": read.next_run_at.timestamp(),
+                      "read_paused": int(read.paused)}
             return conn.execute(_Q.update_schedule, params).fetchone() is not None
 
     def delete_schedule(self, name: str) -> bool:

@@ -5,6 +5,7 @@ held by one holder at a time."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from claimq.backends.base import PruneBatch, RetentionPolicy, SchedulePlan, ScheduleRow
@@ -57,19 +58,41 @@ class TestScheduleRows:
 
     def test_update_and_delete_say_whether_the_schedule_was_there(self, subject: Subject
                                                                   ) -> None:
-        assert subject.backend.update_schedule(_schedule(subject)) is False
+        assert subject.backend.update_schedule(_schedule(subject), _schedule(subject)) is False
         assert subject.backend.delete_schedule("tick") is False
         assert subject.backend.list_schedules() == []
         subject.backend.insert_schedule(_schedule(subject))
+        [read] = subject.backend.list_schedules()
         subject.advance(5)
         changed = _schedule(subject, cron="*/5 * * * *", every=None, paused=True, priority=0)
-        assert subject.backend.update_schedule(changed) is True
+        assert subject.backend.update_schedule(changed, read) is True
         [stored] = subject.backend.list_schedules()
         assert (stored.cron, stored.every, stored.paused, stored.priority) == (
             "*/5 * * * *", None, True, 0)
         assert stored.updated_at == subject.at(5)
         assert subject.backend.delete_schedule("tick") is True
         assert subject.backend.list_schedules() == []
+
+    def test_an_update_made_from_a_stale_read_writes_nothing(self, subject: Subject) -> None:
+        """The edit's compare-and-set: a row fired (next_run_at moved) or paused since the
+        edit read it is left as it is."""
+        subject.backend.insert_schedule(_schedule(subject, at=0))
+        [read] = subject.backend.list_schedules()
+        subject.advance(1)
+        fired = subject.backend.fire_schedules(
+            lambda row, now: SchedulePlan((), None, row.next_run_at + timedelta(seconds=60)),
+            10, 60.0)
+        assert fired == {"tick": []}
+        [moved] = subject.backend.list_schedules()
+        edited = replace(read, priority=9)
+        assert subject.backend.update_schedule(edited, read) is False
+        assert subject.backend.list_schedules() == [moved]
+        paused = replace(moved, paused=True)
+        assert subject.backend.update_schedule(paused, moved) is True
+        assert subject.backend.update_schedule(replace(moved, priority=9), moved) is False
+        [stored] = subject.backend.list_schedules()
+        assert (stored.paused, stored.priority, stored.next_run_at) == (
+            True, 3, moved.next_run_at)
 
     def test_due_schedules_fire_once_and_move_on(self, subject: Subject) -> None:
         subject.backend.insert_schedule(_schedule(subject, "due", at=0))
