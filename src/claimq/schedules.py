@@ -220,6 +220,7 @@ class Schedules:
             priority = task.priority if priority is None else priority
             max_attempts = max_attempts or task.max_attempts
             timeout = timeout or task.timeout
+            payload = task.dump_arguments(payload)  # checked as enqueue checks it
             task = task.name
         if (cron is None) == (every is None):
             raise InvalidInput("a schedule takes cron or every (seconds), exactly one of them")

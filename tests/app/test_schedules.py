@@ -4,6 +4,7 @@ zones, runtime changes, declarations from code, and a real worker's scheduler se
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import threading
 from collections import Counter
@@ -315,3 +316,32 @@ def test_a_worker_runs_its_apps_schedules(db_url: str, start: datetime) -> None:
             assert ran.wait(30), "the worker's scheduler never enqueued the tick"
     finally:
         app.close()
+
+
+@dataclasses.dataclass
+class Report:
+    kind: str
+
+
+def test_a_registered_tasks_schedule_payload_is_checked_like_its_enqueue(
+        sched: tuple[App, FakeClock]) -> None:
+    """Issue 24 (newcomer): the App knows the handler, so a schedule's payload is checked as
+    enqueue checks it (typed arguments validated and dumped), at add, change and declare."""
+    app, _ = sched
+
+    @app.task(name="t.digest", queue="mail", max_attempts=5)
+    def digest(report: Report) -> None: ...
+
+    with pytest.raises(InvalidInput, match="handler's parameters"):
+        app.schedules.add("d", "t.digest", every=60, payload={"user": 1})
+    with pytest.raises(InvalidInput, match="handler's parameters"):
+        app.schedules.add("d", digest, every=60)
+    assert app.schedules.list() == []
+    made = app.schedules.add("d", "t.digest", every=60, payload={"report": Report("daily")})
+    assert (made.queue, made.max_attempts, made.payload) == ("mail", 5, {"report": {
+        "kind": "daily"}})
+    with pytest.raises(InvalidInput, match="handler's parameters"):
+        app.schedules.change("d", payload={"x": 1})
+    assert app.schedules.get("d") == made
+    with pytest.raises(InvalidInput, match="handler's parameters"):
+        app.periodic(every=60, name="declared", payload={"x": 1})(digest)

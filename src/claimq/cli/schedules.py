@@ -6,8 +6,20 @@ from typing import Any
 
 import click
 
+from claimq import _validate
+from claimq.app import App
 from claimq.cli import main
-from claimq.cli._common import POSITIVE_SECONDS, PRIORITY, _open, _parse_payload, json_option
+from claimq.cli._common import (
+    EXIT_USAGE,
+    POSITIVE_SECONDS,
+    PRIORITY,
+    CliError,
+    _app,
+    _open,
+    _parse_payload,
+    _use_app,
+    json_option,
+)
 from claimq.cli._render import _cell, _emit_json, _print, _when
 from claimq.schedules import MISSED, Schedule
 
@@ -39,7 +51,8 @@ def _show(row: Schedule, as_json: bool, verb: str) -> None:
     if as_json:
         _emit_json(row.as_dict())
     else:
-        _print(f"schedule {row.name} {verb}; next run {_when(row.next_run_at)}")
+        _print(f"schedule {row.name} {verb}: task {row.task} on queue {row.queue}, "
+               f"{row.max_attempts} attempts; next run {_when(row.next_run_at)}")
 
 
 @schedules.command("list")
@@ -62,9 +75,39 @@ _TIMING_OPTIONS = [
     click.option("--missed", type=click.Choice(list(MISSED)),
                  help="Ticks missed while no worker ran: latest (default), all, skip."),
     click.option("--payload", metavar="JSON", help="The job's arguments (JSON object, @FILE, -)."),
-    click.option("--queue", metavar="Q", help="The job's queue (default: default)."),
-    click.option("--priority", type=PRIORITY, help="The job's priority."),
+    click.option("--queue", metavar="Q",
+                 help="The job's queue (default: the task's with --app, else default)."),
+    click.option("--priority", type=PRIORITY,
+                 help="The job's priority (default: the task's with --app, else 0)."),
+    click.option("--max-attempts", type=click.IntRange(*_validate.MAX_ATTEMPTS_RANGE),
+                 metavar="N",
+                 help="Attempts before dead letters (default: the task's with --app, else 20)."),
 ]
+
+_APP_OPTION = click.option(
+    "--app", "app_path", metavar="APP",
+    help="The claimq.App (module:attribute) whose task TASK must be: its defaults apply and "
+         "the payload is checked against it.")
+
+
+def _app_for(app_path: str | None, task: str | None) -> App:
+    """The App of --app (TASK must be one of its tasks: else exit 2, nothing written), or the
+    App of --database."""
+    if app_path is None:
+        return _app()
+    app = _use_app(app_path)
+    if task is not None and task not in app.tasks:
+        known = ", ".join(sorted(app.tasks)[:20]) or "none"
+        raise CliError(f"{app_path} has no task {task!r} (its tasks: {known})", EXIT_USAGE)
+    return app
+
+
+def _unchecked(row: Schedule) -> None:
+    """Without --app, what was stored and why nothing checked it (stderr)."""
+    click.echo(
+        f"note: without --app, task {row.task!r} was not checked; its jobs go to queue "
+        f"{row.queue!r} with priority {row.priority} and {row.max_attempts} attempts (claimq's "
+        "defaults unless given), and a worker without that task dead-letters them", err=True)
 
 
 def _timing_options(fn: Any) -> Any:
@@ -76,33 +119,55 @@ def _timing_options(fn: Any) -> Any:
 @schedules.command("add")
 @click.argument("name")
 @click.argument("task")
+@_APP_OPTION
 @_timing_options
 @click.option("--paused", is_flag=True, help="Add it paused.")
 @json_option
-def schedules_add(name: str, task: str, cron: str | None, every: float | None, tz: str | None,
-                  missed: str | None, payload: str | None, queue: str | None,
-                  priority: int | None, paused: bool, as_json: bool) -> None:
-    """Add schedule NAME, enqueueing TASK at every tick (give --cron or --every)."""
+def schedules_add(name: str, task: str, app_path: str | None, cron: str | None,
+                  every: float | None, tz: str | None, missed: str | None, payload: str | None,
+                  queue: str | None, priority: int | None, max_attempts: int | None,
+                  paused: bool, as_json: bool) -> None:
+    """Add schedule NAME, enqueueing TASK at every tick (give --cron or --every).
+
+    With --app, TASK must be one of that app's tasks (else exit 2, nothing written), the
+    task's defaults (queue, priority, max attempts, timeout) apply unless given here, and the
+    payload is checked as the app's enqueue checks it; the app's database is used unless
+    --database is given. Without --app nothing checks TASK: its jobs go to queue `default`
+    with priority 0 and 20 attempts unless given, and a worker that has no such task
+    dead-letters them (unknown_task).
+    """
+    _app_for(app_path, task)
     row = _open().schedules.add(
         name, task, cron=cron, every=every, tz=tz or "UTC", missed=missed or "latest",  # type: ignore[arg-type]
-        payload=_parse_payload(payload), queue=queue, priority=priority, paused=paused)
+        payload=_parse_payload(payload), queue=queue, priority=priority,
+        max_attempts=max_attempts, paused=paused)
     _show(row, as_json, "added")
+    if app_path is None:
+        _unchecked(row)
 
 
 @schedules.command("change")
 @click.argument("name")
 @click.option("--task", metavar="TASK", help="Enqueue this task instead.")
+@_APP_OPTION
 @_timing_options
 @json_option
-def schedules_change(name: str, task: str | None, cron: str | None, every: float | None,
-                     tz: str | None, missed: str | None, payload: str | None,
-                     queue: str | None, priority: int | None, as_json: bool) -> None:
-    """Change schedule NAME; a new timing takes effect at its next tick, in every worker."""
+def schedules_change(name: str, task: str | None, app_path: str | None, cron: str | None,
+                     every: float | None, tz: str | None, missed: str | None,
+                     payload: str | None, queue: str | None, priority: int | None,
+                     max_attempts: int | None, as_json: bool) -> None:
+    """Change schedule NAME; a new timing takes effect at its next tick, in every worker.
+
+    With --app, a new --task must be one of that app's tasks and the payload is checked
+    against the schedule's task; the fields not given keep their stored values.
+    """
     given = {"task": task, "cron": cron, "every": every, "tz": tz, "missed": missed,
-             "payload": _parse_payload(payload), "queue": queue, "priority": priority}
+             "payload": _parse_payload(payload), "queue": queue, "priority": priority,
+             "max_attempts": max_attempts}
     changes = {k: v for k, v in given.items() if v is not None}
     if not changes:
         raise click.UsageError("nothing to change: give at least one option")
+    _app_for(app_path, task)
     _show(_open().schedules.change(name, **changes), as_json, "changed")
 
 
