@@ -2,7 +2,8 @@
 with the pause points on every backend: the edit stopped between its read and its write while a
 scheduler fires the tick to completion, and the firing stopped between its read and its write
 while the edit runs. Either way the tick is enqueued exactly once, the firing's next_run_at
-stays, and the edit lands."""
+stays, and the edit lands. Also an edit (change, a worker's sync_declared) stopped after its read
+while an operator pauses the schedule: the pause stays."""
 
 from __future__ import annotations
 
@@ -153,3 +154,35 @@ def test_a_firing_paused_after_its_read_is_not_undone_by_an_edit(
         assert len(firing.result()["tick"]) == 1
         editing.result()
     _check(scheduler, start, landed)
+
+
+def _declare_changed(app: App) -> int:
+    """A worker's start whose code declares `tick` anew (every 2 minutes)."""
+
+    def tick() -> None: ...
+
+    app.periodic(every=120, name="tick")(app.task(name="t.tick")(tick))
+    return app.schedules.sync_declared()
+
+
+LATE_EDITS: dict[str, Callable[[App], Any]] = {
+    "change": lambda app: app.schedules.change("tick", payload={"v": 2}),
+    "sync_declared": _declare_changed,
+}
+
+
+@pytest.mark.parametrize("edit", sorted(LATE_EDITS))
+def test_an_edit_paused_after_its_read_does_not_undo_a_pause(
+        pair: tuple[App, App, FakeClock], edit: str) -> None:
+    scheduler, operator, _ = pair
+    at_read = Stop("schedule.edit_read")
+    with stops(at_read):
+        editing = Run(lambda: LATE_EDITS[edit](operator))
+        assert at_read.reached.wait(WAIT), "the edit never reached schedule.edit_read"
+        assert scheduler.schedules.pause("tick").paused  # passes the point: not the first
+        at_read.go.set()
+        editing.result()
+    stored = scheduler.schedules.get("tick")
+    assert stored.paused, "the pause was undone"
+    assert scheduler.schedules.fire_due() == {}
+    assert stored.payload == {"v": 2} if edit == "change" else stored.every == 120
