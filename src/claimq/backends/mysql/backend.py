@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends import _rows
+from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._flow import (
     Probe,
     breaker_gates,
@@ -1189,12 +1190,7 @@ class MySQLBackend(PlainOptionalParts):
         return self._write(work)
 
     def purge_idempotency_keys(self, retention: float) -> int:
-        def work(cur: Any) -> int:
-            cur.execute(_Q.purge_idempotency,
-                        {"retention_us": _micros(retention), "now": self._now()})
-            return int(cur.rowcount)
-
-        return self._write(work)
+        return all_batches(lambda: self.prune_idempotency_keys(retention, PURGE_BATCH))
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         def work(cur: Any) -> bool:
@@ -1408,6 +1404,7 @@ class MySQLBackend(PlainOptionalParts):
             ids = tuple(r[0] for r in cur.fetchall())
             if not ids:
                 return 0
+            pause("prune.selected")
             deleted = _count(cur, delete, {"ids": ids})
             if deleted != len(ids):
                 raise ClaimqError(f"pruned {deleted} of the {len(ids)} rows it locked")
@@ -1426,13 +1423,15 @@ class MySQLBackend(PlainOptionalParts):
         return [], []
 
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
-        params = {"retention_us": _micros(retention), "batch": batch, "now": self._now()}
+        params = {"retention_us": _micros(retention), "batch": batch, "now": self._now(),
+                  "statuses": _rows.HOLDING_JSON["until_done"]}  # every live status
 
         def work(cur: Any) -> int:
             cur.execute(_Q.prune_idempotency, params)
             keys = tuple(r[0] for r in cur.fetchall())
             if not keys:
                 return 0
+            pause("prune.selected")
             return _count(cur, _Q.delete_keys, {"keys": keys})
 
         return self._write(work)

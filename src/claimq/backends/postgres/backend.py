@@ -1575,7 +1575,8 @@ class PostgresBackend:
         return True
 
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
-        params = {"retention": retention, "batch": batch, "now": self._now()}
+        params = {"period": retention, "batch": batch, "now": self._now(),
+                  "statuses": _HOLDING["until_done"]}  # every live status
         with self._conn() as conn:
             deleted = conn.execute(self._q.prune_idempotency, params).rowcount
             conn.execute(self._q.prune_waiters, {"now": params["now"]})

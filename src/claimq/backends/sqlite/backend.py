@@ -1055,7 +1055,9 @@ class SQLiteBackend(PlainOptionalParts):
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
         with self._write() as conn:
             since = self._time() - retention
-            return conn.execute(_Q.prune_idempotency, {"since": since, "batch": batch}).rowcount
+            return conn.execute(_Q.prune_idempotency, {
+                "since": since, "batch": batch,
+                "statuses": HOLDING_JSON["until_done"]}).rowcount  # every live status
 
     @mapped
     def list_queues(self) -> list[QueueInfo]:

@@ -1,1 +1,2 @@
-UPDATE claimq_idempotency SET job_id = %(job_id)s, created_at = {now} WHERE `key` = %(key)s
+UPDATE claimq_idempotency SET job_id = %(job_id)s, created_at = {now}, finished_at = NULL
+WHERE `key` = %(key)s

@@ -7,6 +7,8 @@ GRANT UPDATE ON {schema}.breakers TO {role};
 -- Per-key rate limits: a claim spends a key's bucket, a Throttled pauses a key.
 GRANT INSERT, UPDATE ON {schema}.rate_keys TO {role};
 GRANT INSERT ON {schema}.archive, {schema}.dead TO {role};
+-- ... whose insert records on the job's idempotency key when it finished (key_finished()).
+GRANT SELECT (key, job_id), UPDATE (finished_at) ON {schema}.idempotency_keys TO {role};
 -- The scheduler fires due schedules (and writes code-declared ones at start); handlers report
 -- progress; the pruner's lease row (pruning itself needs DELETE on archive and dead: admin).
 GRANT INSERT, UPDATE ON {schema}.schedules TO {role};

@@ -5,6 +5,7 @@
 -- default partition catches any row no day holds.
 LOCK TABLE {schema}.archive IN ACCESS EXCLUSIVE MODE;
 DROP TRIGGER archive_notify_finished ON {schema}.archive;
+DROP TRIGGER archive_key_finished ON {schema}.archive;
 ALTER TABLE {schema}.archive RENAME TO archive_before;
 -- the partitioned table's key is (id, finished_at): attaching the old table builds it there
 ALTER TABLE {schema}.archive_before DROP CONSTRAINT archive_pkey;
@@ -19,3 +20,6 @@ CREATE TABLE {schema}.archive_default PARTITION OF {schema}.archive DEFAULT;
 CREATE TRIGGER archive_notify_finished AFTER INSERT ON {schema}.archive
     REFERENCING NEW TABLE AS finished
     FOR EACH STATEMENT EXECUTE FUNCTION {schema}.notify_finished();
+CREATE TRIGGER archive_key_finished AFTER INSERT ON {schema}.archive
+    REFERENCING NEW TABLE AS finished
+    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.key_finished();

@@ -1,13 +1,8 @@
--- purge_idempotency.sql a bounded batch at a time (the pruner), never waiting on a row.
+-- purge_idempotency.sql a bounded batch at a time (the pruner), never waiting on a row: keys
+-- no longer held (_key_held.sql with every live status and the longest window).
 WITH doomed AS (
     SELECT k.key FROM {schema}.idempotency_keys k
-    WHERE NOT EXISTS (SELECT 1 FROM {schema}.jobs j WHERE j.id = k.job_id)
-      AND NOT EXISTS (SELECT 1 FROM {schema}.archive a
-                      WHERE a.id = k.job_id
-                        AND a.finished_at >= {now} - make_interval(secs => %(retention)s))
-      AND NOT EXISTS (SELECT 1 FROM {schema}.dead d
-                      WHERE d.id = k.job_id
-                        AND d.finished_at >= {now} - make_interval(secs => %(retention)s))
+    WHERE NOT {key_held}
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 )

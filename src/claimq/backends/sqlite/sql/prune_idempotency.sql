@@ -1,9 +1,7 @@
--- purge_idempotency.sql a bounded batch at a time (the pruner).
+-- purge_idempotency.sql a bounded batch at a time (the pruner): keys no longer held
+-- (_key_held.sql with every live status and the longest window, :since).
 DELETE FROM claimq_idempotency WHERE key IN (
     SELECT k.key FROM claimq_idempotency k
-    WHERE NOT EXISTS (SELECT 1 FROM claimq_jobs j WHERE j.id = k.job_id)
-      AND NOT EXISTS (SELECT 1 FROM claimq_archive a
-                      WHERE a.id = k.job_id AND a.finished_at >= :since)
-      AND NOT EXISTS (SELECT 1 FROM claimq_dead d WHERE d.id = k.job_id AND d.finished_at >= :since)
+    WHERE NOT {key_held}
     LIMIT :batch
 )
