@@ -4,7 +4,8 @@ A pass takes the database's `pruner` lease (a row: held by one process, renewed 
 batches, run out after LEASE seconds if its holder dies), then deletes what the policies say
 in batches of `batch` rows, each its own short transaction that waits on no row lock, with a
 pause between them (twice as long as the batch took) so that the workers' own writes go
-first. Policies live in the database
+first; then what finished jobs leave behind (expired idempotency keys, progress rows, rate
+buckets full again) and audit entries older than App.audit_age. Policies live in the database
 (app.set_retention), per queue, with '*' for every queue that has none of its own; without a
 '*' row, DEFAULT applies.
 """
@@ -100,7 +101,8 @@ def prune(app: App, who: str, size: int,
     backend = app.backend
     if not backend.take_lease(LEASE_NAME, who, LEASE):
         return None
-    counts = {"archive": 0, "dead": 0, "idempotency_keys": 0, "archive_partitions": 0}
+    counts = {"archive": 0, "dead": 0, "idempotency_keys": 0, "progress": 0, "rate_keys": 0,
+              "audit": 0, "archive_partitions": 0}
     try:
         found = policies(app)
         if backend.capabilities.partitions:
@@ -112,6 +114,15 @@ def prune(app: App, who: str, size: int,
         _drain(app, who, size,
                lambda: backend.prune_idempotency_keys(app.idempotency_retention, size), stop,
                counts, "idempotency_keys")
+        # then what the finished jobs left (progress of jobs gone from every table), per-key
+        # rate buckets full again, and audit entries past the App's audit_age: every table
+        # claimq writes has a bound the pruner enforces
+        _drain(app, who, size, lambda: backend.prune_progress(size), stop, counts, "progress")
+        _drain(app, who, size, lambda: backend.prune_rate_keys(size), stop, counts, "rate_keys")
+        audit_age = app.audit_age
+        if audit_age is not None:
+            _drain(app, who, size, lambda: backend.prune_audit(audit_age, size), stop, counts,
+                   "audit")
     except _Interrupted:
         pass  # stopping, or another pruner took over (this one stalled past LEASE)
     finally:

@@ -68,7 +68,8 @@ class App:
     """A claimq application: one database, the tasks that run against it.
 
     `App()` uses `CLAIMQ_DATABASE_URL`, else `sqlite:///claimq.db`. `clock` (tests: a
-    `claimq.clock.FakeClock`) gives the backend every time it computes.
+    `claimq.clock.FakeClock`) gives the backend every time it computes. `audit_age`: how
+    long the pruner keeps the operators' audit entries (None: for ever).
     """
 
     def __init__(
@@ -76,6 +77,7 @@ class App:
         database: str | None = None,
         *,
         idempotency_retention: float | timedelta = timedelta(hours=24),
+        audit_age: float | timedelta | None = timedelta(days=30),
         payload_limit: int = _validate.MAX_PAYLOAD_BYTES,
         result_limit: int = _validate.MAX_RESULT_BYTES,
         default_max_attempts: int = 20,
@@ -87,6 +89,7 @@ class App:
         self.idempotency_retention = _validate.seconds(
             idempotency_retention, "idempotency_retention"
         )
+        self.audit_age = None if audit_age is None else _validate.seconds(audit_age, "audit_age")
         self.payload_limit = _validate.integer(payload_limit, "payload_limit", 2, 64 * 2**20)
         # A handler's return value past it sends the job to dead letters (permanent_error).
         self.result_limit = _validate.integer(result_limit, "result_limit", 1, 64 * 2**20)
@@ -555,8 +558,12 @@ class App:
         return job
 
     def get_progress(self, job_id: int) -> Progress | None:
-        """The job's last reported progress (`ctx.progress()`), None when it reported none."""
-        return self.backend.get_progress(_job_id(job_id))
+        """The job's last reported progress (`ctx.progress()`), None when it reported none;
+        JobNotFound for a job in no table (pruned or purged: its progress went with it)."""
+        progress = self.backend.get_progress(_job_id(job_id))
+        if progress is None:
+            self.get_job(job_id)  # JobNotFound when the job is gone
+        return progress
 
     def list_jobs(
         self,

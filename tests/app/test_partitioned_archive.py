@@ -94,7 +94,7 @@ def test_without_partitions_the_archive_is_refused(db_url: str) -> None:
     try:
         with pytest.raises(InvalidInput, match="PostgreSQL"):
             app.partition_archive()
-        assert app.prune() == {"archive": 0, "dead": 0, "idempotency_keys": 0,
-                               "archive_partitions": 0}
+        assert app.prune() == {"archive": 0, "dead": 0, "idempotency_keys": 0, "progress": 0,
+                               "rate_keys": 0, "audit": 0, "archive_partitions": 0}
     finally:
         app.close()

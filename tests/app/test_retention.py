@@ -37,6 +37,12 @@ def _bury(app: App, n: int, queue: str = "q") -> list[int]:
     return ids
 
 
+def _pruned(**counts: int) -> dict[str, int]:
+    """A pass's counts: those given, every other table 0."""
+    return {"archive": 0, "dead": 0, "idempotency_keys": 0, "progress": 0, "rate_keys": 0,
+            "audit": 0, "archive_partitions": 0, **counts}
+
+
 def _ids(app: App, table: str) -> set[int]:
     return {j.id for j in app.list_jobs(table, limit=ALL)}  # type: ignore[arg-type]
 
@@ -47,11 +53,11 @@ def test_the_default_policy_prunes_old_rows_without_an_operator(app: App,
     clock.advance(15 * DAY)
     new_done = _archive(app, 2)
     counts = app.prune()
-    assert counts == {"archive": 3, "dead": 0, "idempotency_keys": 0, "archive_partitions": 0}
+    assert counts == _pruned(archive=3)
     assert _ids(app, "archive") == set(new_done)
     assert _ids(app, "dead") == set(old_dead)  # dead letters stay 30 days
     clock.advance(16 * DAY)
-    assert app.prune() == {"archive": 2, "dead": 2, "idempotency_keys": 0, "archive_partitions": 0}
+    assert app.prune() == _pruned(archive=2, dead=2)
     assert _ids(app, "archive") == _ids(app, "dead") == set()
     with pytest.raises(JobNotFound):  # a pruned result is gone with its row
         app.result(old_done[0], timeout=0)
@@ -66,7 +72,7 @@ def test_policies_per_queue_by_age_and_count(app: App, clock: FakeClock) -> None
     dead_other, dead_short = _bury(app, 3, "other"), _bury(app, 2, "short")
     clock.advance(120)
     counts = app.prune(batch=1)  # one row per transaction: many batches
-    assert counts == {"archive": 4, "dead": 4, "idempotency_keys": 0, "archive_partitions": 0}
+    assert counts == _pruned(archive=4, dead=4)
     assert _ids(app, "archive") == {*keep[2:], *other}
     assert _ids(app, "dead") == {dead_other[-1]}  # the newest of the default's queues
     assert not set(short) & _ids(app, "archive") and not set(dead_short) & _ids(app, "dead")
@@ -88,7 +94,7 @@ def test_expired_idempotency_keys_are_pruned(app: App, clock: FakeClock) -> None
     jobs = app.claim("w", ["q"], limit=1, start=True)
     app.backend.complete([Completion(jobs[0].id, jobs[0].claim_token or "", None)])
     clock.advance(2 * DAY)  # past the App's 24 h idempotency_retention
-    assert app.prune() == {"archive": 0, "dead": 0, "idempotency_keys": 1, "archive_partitions": 0}
+    assert app.prune() == _pruned(idempotency_keys=1)
     assert app.enqueue("t", idempotency_key="k1", queue="q") != first
 
 
@@ -99,7 +105,7 @@ def test_one_pruner_at_a_time(app: App, clock: FakeClock) -> None:
     assert app.prune() is None  # another process is pruning
     assert len(_ids(app, "archive")) == 3
     clock.advance(61)  # its holder died: the lease runs out
-    assert app.prune() == {"archive": 3, "dead": 0, "idempotency_keys": 0, "archive_partitions": 0}
+    assert app.prune() == _pruned(archive=3)
     assert app.backend.take_lease("pruner", "someone-else", 60)  # and was given back
 
 

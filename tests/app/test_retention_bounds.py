@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from claimq import App
-from claimq.backends.base import Completion
+from claimq import App, InvalidInput, JobNotFound, Throttled
+from claimq.backends.base import Completion, Owned
 from claimq.clock import FakeClock
 
 DAY = 86400.0
@@ -61,3 +61,80 @@ def test_a_key_taken_over_holds_for_its_new_job(app: App, clock: FakeClock) -> N
     clock.advance(DAY * 2)  # the new holder is live (pending): held, never pruned
     app.prune()
     assert app.enqueue("t", idempotency_key="k", queue="q", unique_for=60) == second
+
+
+def test_progress_goes_with_its_job(app: App, clock: FakeClock) -> None:
+    """Defect 7: the pruner never removed progress rows, and get_progress answered for a
+    pruned job."""
+    app.set_retention(archive_age=60)
+    done, kept = (app.enqueue("t", queue="q") for _ in range(2))
+    jobs = app.claim("w", ["q"], limit=2, start=True)
+    for job in jobs:
+        assert app.backend.set_progress(Owned(job.id, job.claim_token or ""), 0.5, "half")
+    (job,) = (j for j in jobs if j.id == done)
+    assert app.backend.complete([Completion(job.id, job.claim_token or "", None)]) == {done}
+    assert app.get_progress(done) is not None  # the archived job keeps its progress
+    clock.advance(120)
+    counts = app.prune()
+    assert counts is not None and counts["archive"] == 1 and counts["progress"] == 1
+    with pytest.raises(JobNotFound):
+        app.get_progress(done)
+    progress = app.get_progress(kept)  # a live job's stays
+    assert progress is not None and progress.fraction == 0.5
+    assert app.get_progress(app.enqueue("t", queue="q")) is None  # none reported yet
+    counts = app.prune()
+    assert counts is not None and counts["progress"] == 0
+
+
+def test_rate_key_rows_go_once_their_bucket_is_full_again(app: App, clock: FakeClock) -> None:
+    """Defect 7: a row per rate key ever used, for ever. A full, unthrottled bucket is what no
+    row means: it goes, and the limit holds as before."""
+    app.configure_queue("api", key_rate_limit="2/s")
+    for key in ("a", "a", "b", "c"):
+        app.enqueue("call", {}, queue="api", rate_key=key)
+    assert len(app.claim("w", ["api"], limit=10)) == 4
+    throttled = app.enqueue("call", {}, queue="api", rate_key="d")
+    job = app.claim("w", ["api"], limit=1, start=True)[0]
+    assert job.id == throttled
+    assert app.fail(job, Throttled(after=600), attempt=1) == "retried"
+    counts = app.prune()
+    assert counts is not None and counts["rate_keys"] == 0  # every bucket in use
+    clock.advance(60)  # buckets full again; d still throttled
+    counts = app.prune()
+    assert counts is not None and counts["rate_keys"] == 3
+    assert [k.key for k in app.throttled_keys()] == ["d"]
+    for _ in range(3):
+        app.enqueue("call", {}, queue="api", rate_key="a")
+    assert len(app.claim("w", ["api"], limit=10)) == 2  # a full bucket: its burst, no more
+    clock.advance(600)
+    counts = app.prune()
+    assert counts is not None and counts["rate_keys"] == 2  # a's bucket refilled, d's throttle over
+    assert app.throttled_keys() == []
+
+
+def test_audit_entries_go_after_audit_age(app: App, clock: FakeClock) -> None:
+    """Defect 7: the audit table was never pruned. App(audit_age=...), default 30 days."""
+    assert app.audit_age == 30 * DAY
+    old = [app.backend.record_audit("op", "cancel", "ids", "{}", 1) for _ in range(3)]
+    clock.advance(20 * DAY)
+    new = app.backend.record_audit("op", "resurrect", "ids", "{}", 2)
+    clock.advance(11 * DAY)
+    counts = app.prune(batch=2)
+    assert counts is not None and counts["audit"] == 3
+    assert [e.id for e in app.backend.list_audit(None, 100)] == [new]
+    assert old  # ids of the pruned ones, for the reader
+
+
+def test_audit_age_none_keeps_the_audit(db_url: str, clock: FakeClock) -> None:
+    app = App(db_url, clock=clock, audit_age=None)
+    app.migrate()
+    try:
+        app.backend.record_audit("op", "cancel", "ids", "{}", 1)
+        clock.advance(400 * DAY)
+        counts = app.prune()
+        assert counts is not None and counts["audit"] == 0
+        assert len(app.backend.list_audit(None, 100)) == 1
+        with pytest.raises(InvalidInput):
+            App(db_url, audit_age=-1)
+    finally:
+        app.close()

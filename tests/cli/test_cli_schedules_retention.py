@@ -66,6 +66,7 @@ def test_retention_commands(cli: Cli, app: App) -> None:
     assert [p["queue"] for p in listed.json()] == ["*", "emails"]
     assert "1h00m" in human.ok().out
     assert pruned.json() == {"pruned": {"archive": 0, "dead": 0, "idempotency_keys": 0,
+                                        "progress": 0, "rate_keys": 0, "audit": 0,
                                         "archive_partitions": 0}}
     assert "cleared" in cli("retention", "clear", "--queue", "emails").ok().out
     cli("retention", "clear", "--queue", "emails").failed(1, "no retention policy")

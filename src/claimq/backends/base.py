@@ -684,6 +684,16 @@ class Backend(Protocol):
         """purge_idempotency_keys in batches of at most `batch` rows; also drops result waits
         of jobs long finished. Returns how many keys it deleted."""
         ...
+    def prune_progress(self, batch: int) -> int:
+        """Deletes at most `batch` progress rows of jobs gone from every table."""
+        ...
+    def prune_rate_keys(self, batch: int) -> int:
+        """Deletes at most `batch` per-key rate rows whose bucket is full again and whose
+        throttle has passed (a row that means what no row means)."""
+        ...
+    def prune_audit(self, age: float, batch: int) -> int:
+        """Deletes at most `batch` audit entries older than `age` seconds, oldest first."""
+        ...
 
 def queue_settings(
     name: str,

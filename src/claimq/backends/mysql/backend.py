@@ -1436,6 +1436,32 @@ class MySQLBackend(PlainOptionalParts):
 
         return self._write(work)
 
+    def prune_progress(self, batch: int) -> int:
+        def work(cur: Any) -> int:
+            cur.execute(_Q.prune_progress, {"batch": batch})
+            ids = tuple(r[0] for r in cur.fetchall())
+            if not ids:
+                return 0
+            pause("prune.selected")
+            return _count(cur, _Q.delete_progress_ids, {"ids": ids})
+
+        return self._write(work)
+
+    def prune_rate_keys(self, batch: int) -> int:
+        def work(cur: Any) -> int:
+            cur.execute(_Q.prune_rate_keys, {"batch": batch, "now": self._now()})
+            keys = [list(r) for r in cur.fetchall()]
+            if not keys:
+                return 0
+            pause("prune.selected")
+            return _count(cur, _Q.delete_rate_keys, {"keys": _dumps(keys)})
+
+        return self._write(work)
+
+    def prune_audit(self, age: float, batch: int) -> int:
+        params = {"age_us": _micros(age), "batch": batch, "now": self._now()}
+        return self._write(lambda cur: _count(cur, _Q.prune_audit, params))
+
     # -- operating: the worker registry, stats, trace contexts ----------------------------------
 
     def register_worker(self, worker: WorkerRecord) -> None:

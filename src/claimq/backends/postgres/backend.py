@@ -1574,6 +1574,20 @@ class PostgresBackend:
             return False  # locked, or the default partition holds rows of that day
         return True
 
+    def prune_progress(self, batch: int) -> int:
+        with self._conn() as conn:
+            return conn.execute(self._q.prune_progress, {"batch": batch}).rowcount
+
+    def prune_rate_keys(self, batch: int) -> int:
+        with self._conn() as conn:
+            return conn.execute(self._q.prune_rate_keys,
+                                {"now": self._now(), "batch": batch}).rowcount
+
+    def prune_audit(self, age: float, batch: int) -> int:
+        with self._conn() as conn:
+            return conn.execute(self._q.prune_audit,
+                                {"now": self._now(), "age": age, "batch": batch}).rowcount
+
     def prune_idempotency_keys(self, retention: float, batch: int) -> int:
         params = {"period": retention, "batch": batch, "now": self._now(),
                   "statuses": _HOLDING["until_done"]}  # every live status

@@ -1059,6 +1059,19 @@ class SQLiteBackend(PlainOptionalParts):
                 "since": since, "batch": batch,
                 "statuses": HOLDING_JSON["until_done"]}).rowcount  # every live status
 
+    def prune_progress(self, batch: int) -> int:
+        with self._write() as conn:
+            return conn.execute(_Q.prune_progress, {"batch": batch}).rowcount
+
+    def prune_rate_keys(self, batch: int) -> int:
+        with self._write() as conn:
+            return conn.execute(_Q.prune_rate_keys, {"now": self._time(), "batch": batch}).rowcount
+
+    def prune_audit(self, age: float, batch: int) -> int:
+        with self._write() as conn:
+            return conn.execute(_Q.prune_audit,
+                                {"before": self._time() - age, "batch": batch}).rowcount
+
     @mapped
     def list_queues(self) -> list[QueueInfo]:
         rows = self._conn().execute(_Q.list_queues, {"now": self._time()}).fetchall()

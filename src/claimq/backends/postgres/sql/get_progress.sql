@@ -1,1 +1,7 @@
-SELECT fraction, note, attempt, updated_at FROM {schema}.progress WHERE job_id = %(id)s
+-- A job's last reported progress, while the job is in some table (a job pruned or purged has
+-- none, even before the pruner removes its row: prune_progress.sql).
+SELECT p.fraction, p.note, p.attempt, p.updated_at FROM {schema}.progress p
+WHERE p.job_id = %(id)s
+  AND (EXISTS (SELECT 1 FROM {schema}.jobs j WHERE j.id = p.job_id)
+       OR EXISTS (SELECT 1 FROM {schema}.archive a WHERE a.id = p.job_id)
+       OR EXISTS (SELECT 1 FROM {schema}.dead d WHERE d.id = p.job_id))

@@ -6,5 +6,7 @@
 -- DELETE to purge; UPDATE because pruning locks its batch (FOR UPDATE SKIP LOCKED).
 GRANT UPDATE, DELETE ON {schema}.archive, {schema}.dead TO {role};
 GRANT SELECT, INSERT ON {schema}.audit TO {role};
+-- Pruning also drops rate buckets full again and audit entries past the App's audit_age.
+GRANT DELETE ON {schema}.rate_keys, {schema}.audit TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.schedules, {schema}.retention,
     {schema}.breakers TO {role};

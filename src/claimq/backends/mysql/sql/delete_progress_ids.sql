@@ -1,0 +1,1 @@
+DELETE FROM claimq_progress WHERE job_id IN %(ids)s
