@@ -59,7 +59,7 @@ def test_schedules_bad_input(cli: Cli, app: App) -> None:
 def test_retention_commands(cli: Cli, app: App) -> None:
     assert cli("retention", "set", "--archive-age", "3600", "--dead-rows", "5",
                "--json").json() == {"queue": "*", "archive_age": 3600.0, "archive_rows": None,
-                                    "dead_age": None, "dead_rows": 5}
+                                    "dead_age": 30 * 86400.0, "dead_rows": 5}
     cli("retention", "set", "--queue", "emails", "--archive-rows", "100").ok()
     listed, human, pruned = cli.many(["retention", "list", "--json"], ["retention", "list"],
                                      ["retention", "prune", "--json"])
@@ -72,3 +72,24 @@ def test_retention_commands(cli: Cli, app: App) -> None:
     cli("retention", "clear", "--queue", "emails").failed(1, "no retention policy")
     cli("retention", "set", "--archive-rows", "-1").usage_error("--archive-rows")
     assert [p.queue for p in app.retention()] == ["*"]
+
+
+def test_retention_set_keeps_the_limits_it_is_not_given(cli: Cli, app: App) -> None:
+    """Issue 24 (newcomer): `retention set --archive-age N` silently lifted the default's
+    30-day dead-letter limit. Setting one limit keeps the others in force; --lift removes one."""
+    cli("retention", "set", "--archive-age", "3600").ok()
+    (default,) = app.retention()
+    assert (default.archive_age, default.dead_age) == (3600.0, 30 * 86400.0)
+    cli("retention", "set", "--dead-rows", "5").ok()
+    (default,) = app.retention()
+    assert (default.archive_age, default.dead_age, default.dead_rows) == (3600.0, 30 * 86400.0, 5)
+    # a queue's first policy starts from the default in force, then keeps its own
+    cli("retention", "set", "--queue", "emails", "--archive-rows", "100").ok()
+    cli("retention", "set", "--queue", "emails", "--lift", "dead-age").ok()
+    emails = app.retention()[1]
+    assert (emails.queue, emails.archive_age, emails.archive_rows, emails.dead_age,
+            emails.dead_rows) == ("emails", 3600.0, 100, None, 5)
+    cli("retention", "set", "--lift", "archive-age", "--archive-age", "60").usage_error(
+        "both set and lifted")
+    cli("retention", "set").usage_error("give a limit")
+    assert app.retention()[0].archive_age == 3600.0

@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from claimq._retention import ALL_QUEUES
 from claimq.cli import main
 from claimq.cli._common import SECONDS, _open, json_option
 from claimq.cli._render import _age, _cell, _emit_json, _print
@@ -38,18 +39,39 @@ def retention_list(as_json: bool) -> None:
     _print(table)
 
 
+LIMITS = ("archive-age", "archive-rows", "dead-age", "dead-rows")
+
+
 @retention.command("set")
 @click.option("--queue", metavar="Q", help="This queue's own policy (default: the default's).")
 @click.option("--archive-age", type=SECONDS, metavar="SECONDS", help="Archive: at most this old.")
 @click.option("--archive-rows", type=ROWS, metavar="N", help="Archive: at most N rows.")
 @click.option("--dead-age", type=SECONDS, metavar="SECONDS", help="Dead letters: at most this old.")
 @click.option("--dead-rows", type=ROWS, metavar="N", help="Dead letters: at most N rows.")
+@click.option("--lift", "lifted", multiple=True, type=click.Choice(LIMITS),
+              help="Remove this limit (repeatable).")
 @json_option
 def retention_set(queue: str | None, archive_age: float | None, archive_rows: int | None,
-                  dead_age: float | None, dead_rows: int | None, as_json: bool) -> None:
-    """Set a policy (a limit not given is lifted)."""
-    policy = _open().set_retention(queue, archive_age=archive_age, archive_rows=archive_rows,
-                                   dead_age=dead_age, dead_rows=dead_rows)
+                  dead_age: float | None, dead_rows: int | None, lifted: tuple[str, ...],
+                  as_json: bool) -> None:
+    """Change a policy: the limits given (and those lifted with --lift); every other limit
+    stays as it is in force for that queue (its own policy, else the default's)."""
+    given = {"archive-age": archive_age, "archive-rows": archive_rows, "dead-age": dead_age,
+             "dead-rows": dead_rows}
+    both = [name for name in lifted if given[name] is not None]
+    if both:
+        raise click.UsageError(f"--{both[0]} is both set and lifted")
+    if not lifted and all(v is None for v in given.values()):
+        raise click.UsageError("give a limit to set (--archive-age, --archive-rows, "
+                               "--dead-age, --dead-rows) or one to --lift")
+    app = _open()
+    found = app.retention()  # the default ('*') first, then each queue's own
+    name = queue or ALL_QUEUES
+    current = next((p for p in found if p.queue == name), found[0])
+    merged = {field: None if option in lifted else (
+                  given[option] if given[option] is not None else getattr(current, field))
+              for option, field in ((o, o.replace("-", "_")) for o in LIMITS)}
+    policy = app.set_retention(queue, **merged)  # type: ignore[arg-type]
     if as_json:
         _emit_json(dataclasses.asdict(policy))
     else:
