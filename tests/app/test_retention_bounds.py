@@ -4,9 +4,11 @@ is still there, and every table claimq writes has a bound that the pruner enforc
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
-from claimq import App, InvalidInput, JobNotFound, Throttled
+from claimq import App, InvalidInput, JobNotFound, Throttled, _pause
 from claimq.backends.base import Completion, Owned
 from claimq.clock import FakeClock
 
@@ -138,3 +140,38 @@ def test_audit_age_none_keeps_the_audit(db_url: str, clock: FakeClock) -> None:
             App(db_url, audit_age=-1)
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("db_url", ["mariadb"], indirect=True)
+def test_a_key_pruner_paused_after_its_selection_spares_a_resurrected_holder(
+        app: App, clock: FakeClock) -> None:
+    """pause('prune.selected'): the pruner has picked a dead job's expired key; the job is
+    resurrected (live again, holding its key) before the delete. The delete checks the rule
+    again: the key stays, and a duplicate is refused. (SQLite and PostgreSQL prune keys in one
+    statement: no point between.)"""
+    job_id = app.enqueue("t", idempotency_key="k", queue="q")
+    assert app.cancel(job_id) == "cancelled"
+    clock.advance(2 * DAY)  # past the 24 h window: the key is free, the pruner may take it
+    reached, go = threading.Event(), threading.Event()
+    pruner = threading.current_thread()
+
+    def hook(point: str) -> None:
+        if point == "prune.selected" and threading.current_thread() is not pruner:
+            reached.set()
+            assert go.wait(10), "the test never resumed the pruner"
+
+    deleted: list[int] = []
+    previous = _pause.set_hook(hook)
+    try:
+        thread = threading.Thread(target=lambda: deleted.append(
+            app.backend.prune_idempotency_keys(app.idempotency_retention, 100)))
+        thread.start()
+        assert reached.wait(10), "the pruner never reached prune.selected"
+        app.resurrect(job_id)  # the key's row is locked by the pruner, the job's rows are not
+        go.set()
+        thread.join(10)
+        assert not thread.is_alive()
+    finally:
+        _pause.set_hook(previous)
+    assert deleted == [0]
+    assert app.enqueue("t", idempotency_key="k", queue="q") == job_id  # still its holder

@@ -1432,7 +1432,7 @@ class MySQLBackend(PlainOptionalParts):
             if not keys:
                 return 0
             pause("prune.selected")
-            return _count(cur, _Q.delete_keys, {"keys": keys})
+            return _count(cur, _Q.delete_keys, {**params, "keys": keys})
 
         return self._write(work)
 
