@@ -702,6 +702,7 @@ class MySQLBackend(PlainOptionalParts):
         if self._any_limited(cur, params):
             cur.execute(_Q.lock_limited_queues, params)
             limited = [r[0] for r in cur.fetchall()]
+            pause("claim.queues_locked")
         params["limited"] = _dumps(limited)
         cur.execute(_Q.open_queues, params)
         found = cur.fetchall()
@@ -725,6 +726,7 @@ class MySQLBackend(PlainOptionalParts):
             return []
         rows.sort(key=lambda r: (-r.get("rank", r["priority"]), r["run_at"], r["id"]))
         rows = rows[: req.limit]  # the other rows' locks go at commit
+        pause("claim.candidates")
         for queue, tat in rated.items():
             spent = sum(1 for r in rows if r["queue"] == queue)
             if spent:
@@ -923,6 +925,7 @@ class MySQLBackend(PlainOptionalParts):
         rows = self._lock_owned(cur, done, (Status.PROCESSING.value,))
         if not rows:
             return set()
+        pause("settle.locked")
         results: dict[int, str | None] = {}  # one result per job, the first that owns it
         for d in done:
             if d.id in rows and d.id not in results and rows[d.id]["claim_token"] == d.token:
@@ -944,6 +947,8 @@ class MySQLBackend(PlainOptionalParts):
             return result
         rows = self._lock_owned(cur, failures, _LIVE)
         failed = dict(rows)
+        if rows:
+            pause("fail.locked")
         buried: list[list[Any]] = []
         retried: list[list[Any]] = []
         for f in failures:
@@ -978,6 +983,7 @@ class MySQLBackend(PlainOptionalParts):
             else:
                 tasks[(failed[f.id]["queue"], failed[f.id]["task"])] += 1
         for (queue, task), n in sorted(tasks.items()):  # their circuit breakers, if any
+            pause("fail.breaker")
             cur.execute(_Q.breaker_failed, {"queue": queue, "task": task, "n": n,
                                             "now": self._now()})
         return result
@@ -1023,7 +1029,10 @@ class MySQLBackend(PlainOptionalParts):
             buried: list[list[Any]] = []
             requeued: list[list[Any]] = []
             at = None
-            for row in _dicts(cur):
+            expired = _dicts(cur)
+            if expired:
+                pause("reap.selected")
+            for row in expired:
                 at = row["now"]
                 error = {"attempt": row["attempts"],
                          "at": row["now"].replace(tzinfo=UTC).isoformat(),
@@ -1144,6 +1153,8 @@ class MySQLBackend(PlainOptionalParts):
             params = {"id": job_id, "now": self._now()}
             cur.execute(_Q.cancel_lock, params)
             row = cur.fetchone()
+            if row is not None:
+                pause("cancel.locked")
             if row is not None and row[1] in ("pending", "fetched"):
                 self._bury(cur, [[job_id, DeadReason.CANCELLED.value, row[2]]])
                 return "cancelled"
@@ -1164,6 +1175,7 @@ class MySQLBackend(PlainOptionalParts):
             cur.execute(_Q.lock_dead, params)
             if cur.fetchone() is None:
                 return False
+            pause("resurrect.locked")
             cur.execute(_Q.resurrect, params)
             cur.execute(_Q.delete_dead, params)
             return True
@@ -1238,6 +1250,7 @@ class MySQLBackend(PlainOptionalParts):
         def work(cur: Any) -> None:
             cur.execute(_Q.update_queue, params)
             if params["set_key_rate"]:
+                pause("configure_queue.updated")
                 cur.execute(_Q.reset_rate_keys, params)
 
         self._write(work)
@@ -1251,6 +1264,7 @@ class MySQLBackend(PlainOptionalParts):
 
         def work(cur: Any) -> None:
             cur.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
+            pause("breaker.set")
             cur.execute(_Q.mark_breaker_queue, params)
 
         self._write(work)

@@ -893,6 +893,7 @@ class PostgresBackend:
                 params = _fail_params(failures, self._now())
                 _count_failed(failed, conn.execute(self._q.fail, params).fetchall())
                 self._throttled(failures)
+                pause("settle.failed")
             completed, jobs = self._settle(conn, done, claim)
         return _settled(completed, failed, failures, jobs)
 
@@ -912,6 +913,7 @@ class PostgresBackend:
         else:
             with conn.transaction():
                 locked = conn.execute(self._q.lock_limited_queues, params).fetchall()
+                pause("claim.queues_locked")
                 params["limited"] = _texts(r["name"] for r in locked)
                 flow = [r["name"] for r in locked if r["flow"]]
                 if not flow:
@@ -933,6 +935,7 @@ class PostgresBackend:
         rows = cur.execute(statement.query, steps.flow).fetchall()
         left = params["limit"] - sum(1 for r in rows if r[1] is not None)
         if left > 0 and steps.plain is not None:
+            pause("claim.flow_claimed")
             rows += cur.execute(self._settle_sql(left), steps.plain).fetchall()
         return _as_settle_rows(rows)
 
@@ -990,6 +993,7 @@ class PostgresBackend:
                 cur = await conn.execute(self._q.fail, _fail_params(failures, self._now()))
                 _count_failed(failed, await cur.fetchall())
                 self._throttled(failures)
+                pause("settle.failed")
             params = _settle_params(done, claim, self._now())
             if params is None:
                 return _settled(set(), failed, failures, [])
@@ -1001,6 +1005,7 @@ class PostgresBackend:
                     try:
                         async with conn.transaction():
                             locked = await self._lock_limited_async(conn, params)
+                            pause("claim.queues_locked")
                             params["limited"] = _texts(r["name"] for r in locked)
                             flow = [r["name"] for r in locked if r["flow"]]
                             if not flow:
@@ -1026,6 +1031,7 @@ class PostgresBackend:
         rows = await self._settle_rows(conn, statement, steps.flow)
         left = params["limit"] - sum(1 for r in rows if r[1] is not None)
         if left > 0 and steps.plain is not None:
+            pause("claim.flow_claimed")
             rows += await self._settle_rows(conn, self._settle_statement(left), steps.plain)
         return _as_settle_rows(rows)
 
@@ -1312,6 +1318,7 @@ class PostgresBackend:
         with self._conn() as conn, conn.transaction():
             conn.execute(self._q.update_queue, params)
             if params["set_key_rate"]:
+                pause("configure_queue.updated")
                 conn.execute(self._q.reset_rate_keys, params)
         self._limited.clear()  # this process's next claim sees a new limit at once
         return next(q for q in self.list_queues() if q.name == name)
@@ -1324,6 +1331,7 @@ class PostgresBackend:
             conn.execute(self._q.ensure_queues, {"names": [queue], "now": params["now"]})
             conn.execute(self._q.delete_breaker if failure_limit is None else self._q.set_breaker,
                          params)
+            pause("breaker.set")
             conn.execute(self._q.mark_breaker_queue, params)
         self._limited.clear()  # this process's next claim sees the queue's flow at once
         return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)

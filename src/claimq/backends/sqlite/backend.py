@@ -554,6 +554,7 @@ class SQLiteBackend(PlainOptionalParts):
         if not candidates:
             return []
         chosen = [c[2] for c in sorted(candidates)[: req.limit]]
+        pause("claim.candidates")
         book.spend(conn, set(chosen), now)
         rows = conn.execute(
             _Q.claim_update,
@@ -703,6 +704,7 @@ class SQLiteBackend(PlainOptionalParts):
             _Q.complete_archive, {"items": items, "now": self._time()}
         ).fetchall()]
         if archived:
+            pause("settle.archived")
             conn.execute(_Q.delete_ids, {"ids": json.dumps(archived)})
         return set(archived)
 
@@ -726,6 +728,7 @@ class SQLiteBackend(PlainOptionalParts):
             # a throttle pauses the job's rate key, if it has one, else its queue
             keyed = conn.execute(_Q.owned_rate_key, params).fetchone() if item.throttle else None
             if conn.execute(_Q.fail_bury, params).rowcount == 1:
+                pause("fail.buried")
                 conn.execute(_Q.delete_owned, params)
                 result.dead.add(item.id)
             elif conn.execute(_Q.fail_retry, params).fetchone() is not None:
@@ -739,6 +742,7 @@ class SQLiteBackend(PlainOptionalParts):
             elif item.throttle > 0:
                 conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
             else:
+                pause("fail.breaker")
                 conn.execute(_Q.breaker_failed, params)
         return result
 
@@ -769,7 +773,10 @@ class SQLiteBackend(PlainOptionalParts):
         result = ReapResult()
         with self._write() as conn:
             now = self._time()
-            for row in conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall():
+            expired = conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall()
+            if expired:
+                pause("reap.selected")
+            for row in expired:
                 error = _lease_error(row, now)
                 exhausted = row["status"] == "processing" and row["attempts"] >= row["max_attempts"]
                 if row["cancel_requested"] or exhausted:
@@ -858,6 +865,7 @@ class SQLiteBackend(PlainOptionalParts):
         with self._write() as conn:
             params = {"id": job_id, "now": self._time()}
             if conn.execute(_Q.cancel_bury, params).rowcount == 1:
+                pause("cancel.buried")
                 conn.execute(_Q.delete_job, params)
                 return "cancelled"
             if conn.execute(_Q.cancel_request, params).fetchone() is not None:
@@ -876,6 +884,7 @@ class SQLiteBackend(PlainOptionalParts):
             row = conn.execute(_Q.resurrect, params).fetchone()
             if row is None:
                 return False
+            pause("resurrect.copied")
             conn.execute(_Q.delete_dead, params)
             conn.execute(_Q.ensure_queue, {"name": row["queue"], "now": now})
         return True
@@ -939,6 +948,7 @@ class SQLiteBackend(PlainOptionalParts):
             }
             conn.execute(_Q.update_queue, params)
             if params["set_key_rate"]:
+                pause("configure_queue.updated")
                 conn.execute(_Q.reset_rate_keys, params)
         return next(q for q in self.list_queues() if q.name == name)
 
@@ -949,6 +959,7 @@ class SQLiteBackend(PlainOptionalParts):
             params = breaker_params(queue, task, failure_limit, window, cooldown, self._time())
             conn.execute(_Q.ensure_queue, {"name": queue, "now": params["now"]})
             conn.execute(_Q.delete_breaker if failure_limit is None else _Q.set_breaker, params)
+            pause("breaker.set")
             conn.execute(_Q.mark_breaker_queue, params)
         return next((b for b in self.list_breakers() if (b.queue, b.task) == (queue, task)), None)
 
