@@ -1,0 +1,328 @@
+"""The interleavings, one small declarative entry each: a world (what the database holds
+before), operation A, the pause point A stops at, operation B that runs while A waits there,
+and what must hold after (the invariants of invariants.py always; `check` adds what committed
+state alone cannot say, such as which of two writers won).
+
+A spec runs on every backend whose code has its point (found in the source, see `points`);
+the matrix (test_matrix.py) fails when A never reaches its point, so a spec cannot silently
+stop testing what it names. How to add one: README.md."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from interleave import World, claim, complete, fail, settle
+from invariants import claimed_once, one_owner_wins
+
+from claimq.backends.base import Owned
+
+BACKENDS = ("sqlite", "postgresql", "mariadb")
+SRC = Path(__file__).resolve().parents[2] / "src" / "claimq"
+_FOLDER = {"sqlite": "sqlite", "postgresql": "postgres", "mariadb": "mysql"}
+_POINT = re.compile(r"""\bpause\(\s*["']([a-z_]+\.[a-z_]+)["']\s*\)""")
+
+Ctx = dict[str, Any]
+
+
+def points() -> dict[str, set[str]]:
+    """Each backend's pause points: those in its own folder and those outside every backend
+    folder (code above the backend runs on all of them)."""
+    found: dict[str, set[str]] = {b: set() for b in BACKENDS}
+    for path in SRC.rglob("*.py"):
+        names = set(_POINT.findall(path.read_text()))
+        owners = [b for b, folder in _FOLDER.items()
+                  if f"backends/{folder}/" in path.as_posix()]
+        for backend in owners or BACKENDS:
+            found[backend] |= names
+    return found
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    point: str
+    world: Callable[[World], Ctx]
+    a: Callable[[World, Ctx], Any]
+    b: Callable[[World, Ctx], Any]
+    check: Callable[[World, Ctx, Any], list[str]] = field(default=lambda w, c, o: [])
+    backends: tuple[str, ...] = BACKENDS  # narrowed further to where the point exists
+
+    def id(self) -> str:
+        return f"{self.point}:{self.name}"
+
+
+# -- worlds ---------------------------------------------------------------------------------------
+
+Q = "q"
+
+
+def pending(n: int = 3, **kw: Any) -> Callable[[World], Ctx]:
+    def make(w: World) -> Ctx:
+        return {"ids": w.enqueue(n, queue=Q, **kw)}
+    return make
+
+
+def running(n: int = 1, *, expired: bool = False, start: bool = True, **kw: Any
+            ) -> Callable[[World], Ctx]:
+    """n jobs claimed by a setup worker (processing, or fetched with start=False); with
+    `expired` their lease has run out (the clock moved past it)."""
+    def make(w: World) -> Ctx:
+        ids = w.enqueue(n, queue=Q, **kw)
+        jobs = w.claim(queues=[Q], limit=n, start=start)
+        assert sorted(j.id for j in jobs) == sorted(ids)
+        if expired:
+            w.clock.advance(60)
+        return {"ids": ids, "jobs": jobs}
+    return make
+
+
+def limited(max_workers: int, n: int = 3) -> Callable[[World], Ctx]:
+    def make(w: World) -> Ctx:
+        w.b.configure_queue(Q, max_workers=max_workers)
+        return {"ids": w.enqueue(n, queue=Q)}
+    return make
+
+
+def dead(n: int = 1) -> Callable[[World], Ctx]:
+    def make(w: World) -> Ctx:
+        ctx = running(n)(w)
+        result = fail(w.b, ctx["jobs"], permanent=True)
+        assert result.dead == set(ctx["ids"])
+        return ctx
+    return make
+
+
+def with_breaker(inner: Callable[[World], Ctx]) -> Callable[[World], Ctx]:
+    def make(w: World) -> Ctx:
+        w.b.configure_breaker("t.work", failures=1, window=60, cooldown=30, queue=Q)
+        return inner(w)
+    return make
+
+
+def keyed_and_plain(w: World) -> Ctx:
+    """A flow queue `f` (a concurrency key) and a plain queue `q`."""
+    keyed = w.enqueue(2, queue="f", concurrency_key="k", concurrency_limit=1)
+    return {"ids": keyed + w.enqueue(3, queue=Q)}
+
+
+# -- operations -----------------------------------------------------------------------------------
+
+
+def claim_a(limit: int = 2, queues: list[str] | None = None) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: claim(w.a, queues or [Q], limit, "wa")
+
+
+def claim_b(limit: int = 3, queues: list[str] | None = None) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: claim(w.b, queues or [Q], limit, "wb")
+
+
+def reap(app: str) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.reap()
+
+
+def reap_later(app: str) -> Callable[[World, Ctx], Any]:
+    """Reap after the clock has passed the jobs' lease (moved while A waits)."""
+    def run(w: World, c: Ctx) -> Any:
+        w.clock.advance(60)
+        return getattr(w, app).backend.reap()
+    return run
+
+
+def cancel(app: str) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.cancel(c["ids"][0])
+
+
+def heartbeat_b(w: World, c: Ctx) -> Any:
+    return w.b.backend.heartbeat([Owned(j.id, str(j.claim_token)) for j in c["jobs"]], 30.0)
+
+
+def start_b(w: World, c: Ctx) -> Any:
+    return w.b.backend.start([Owned(j.id, str(j.claim_token)) for j in c["jobs"]], 30.0)
+
+
+# -- what each side took --------------------------------------------------------------------------
+
+
+def _ids(result: Any) -> set[int]:
+    """The job ids an operation's answer says it changed (any kind of answer)."""
+    if result is None:
+        return set()
+    if isinstance(result, set):
+        return set(result)
+    if isinstance(result, list):
+        return {j.id for j in result}
+    if hasattr(result, "requeued"):  # ReapResult
+        return set(result.requeued) | set(result.dead)
+    if hasattr(result, "retried"):  # FailResult
+        return set(result.retried) | set(result.dead)
+    if hasattr(result, "alive"):  # HeartbeatResult
+        return set(result.alive)
+    if hasattr(result, "completed"):  # Settled
+        return set(result.completed) | _ids(result.failed) | _ids(result.claimed)
+    if isinstance(result, list | tuple) and result and hasattr(result[0], "attempts"):
+        return {s.id for s in result}
+    raise TypeError(f"no ids in {result!r}")
+
+
+def _started(result: Any) -> set[int]:
+    return {s.id for s in result}
+
+
+def disjoint_claims(w: World, c: Ctx, o: Any) -> list[str]:
+    return claimed_once(o.a_result, o.b_result)
+
+
+def one_winner(a_ids: Callable[[Any], set[int]] = _ids, b_ids: Callable[[Any], set[int]] = _ids
+               ) -> Callable[[World, Ctx, Any], list[str]]:
+    def check(w: World, c: Ctx, o: Any) -> list[str]:
+        return one_owner_wins(o, a_ids(o.a_result), b_ids(o.b_result), c["ids"])
+    return check
+
+
+def _cancelled(result: Any, c: Ctx) -> set[int]:
+    return {c["ids"][0]} if result == "cancelled" else set()
+
+
+def cancel_vs_claim(cancel_side: str) -> Callable[[World, Ctx, Any], list[str]]:
+    def check(w: World, c: Ctx, o: Any) -> list[str]:
+        cancelled = _cancelled(getattr(o, f"{cancel_side}_result"), c)
+        other = o.b_result if cancel_side == "a" else o.a_result
+        return one_owner_wins(o, cancelled, _ids(other), c["ids"])
+    return check
+
+
+def cancel_truthful(side: str) -> Callable[[World, Ctx, Any], list[str]]:
+    """Cancel's answer is what the tables say after both operations: "cancelled" - a dead
+    letter; "cancel_requested" - live and marked, or since finished by its owner."""
+    def check(w: World, c: Ctx, o: Any) -> list[str]:
+        answer, job = getattr(o, f"{side}_result"), c["ids"][0]
+        where = [t for t in ("jobs", "archive", "dead")
+                 if w.rows(f"SELECT id FROM {w.table(t)} WHERE id = {job}")]
+        ok = {"cancelled": ["dead"], "cancel_requested": ["jobs", "archive", "dead"],
+              "finished": ["archive", "dead"]}.get(answer, [])
+        return [] if where and where[0] in ok else [f"cancel said {answer!r}; job in {where}"]
+    return check
+
+
+def both(*checks: Callable[[World, Ctx, Any], list[str]]) -> Callable[[World, Ctx, Any], list[str]]:
+    return lambda w, c, o: [p for chk in checks for p in chk(w, c, o)]
+
+
+def resurrected_once(w: World, c: Ctx, o: Any) -> list[str]:
+    both = o.a_result and o.b_result
+    return [f"job {c['ids'][0]} resurrected twice"] if both else []
+
+
+def no_debounce_lost(w: World, c: Ctx, o: Any) -> list[str]:
+    """The debounced payload is queued (pending) unless the claim took the holder first, and
+    then a new job holds it."""
+    rows = w.rows(f"SELECT id, status, payload FROM {w.table('jobs')}")
+    if not any('"late"' in str(p) and s == "pending" for _, s, p in rows):
+        return [f"the debounced payload is not pending: {rows}"]
+    return []
+
+
+# -- the matrix -----------------------------------------------------------------------------------
+
+SPECS: list[Spec] = [
+    # claim: between choosing its candidates and writing them
+    Spec("claim x claim", "claim.candidates", pending(4), claim_a(2), claim_b(4),
+         disjoint_claims),
+    Spec("claim x claim, concurrency key limit 1", "claim.candidates",
+         pending(3, concurrency_key="k", concurrency_limit=1), claim_a(2), claim_b(3),
+         disjoint_claims),
+    Spec("claim x claim, sequence", "claim.candidates", pending(3, sequence_key="s"),
+         claim_a(2), claim_b(3), disjoint_claims),
+    Spec("claim x claim, max_workers 1", "claim.candidates", limited(1), claim_a(2),
+         claim_b(3), disjoint_claims),
+    Spec("claim x cancel", "claim.candidates", pending(1), claim_a(1), cancel("b"),
+         both(cancel_vs_claim("b"), cancel_truthful("b"))),
+    Spec("claim x pause", "claim.candidates", pending(2), claim_a(2),
+         lambda w, c: w.b.configure_queue(Q, paused=True)),
+    Spec("claim x debounce", "claim.candidates",
+         pending(1, idempotency_key="d", unique="pending", on_conflict="replace"), claim_a(1),
+         lambda w, c: w.enqueue(1, queue=Q, idempotency_key="d", unique="pending",
+                                on_conflict="replace", delay=timedelta(hours=1)) and None),
+    # claims of limited (flow) queues: between locking the queues' rows and claiming
+    Spec("claim x claim, max_workers 1", "claim.queues_locked", limited(1), claim_a(2),
+         claim_b(3), disjoint_claims),
+    Spec("claim x claim, concurrency key limit 1", "claim.queues_locked",
+         pending(3, concurrency_key="k", concurrency_limit=1), claim_a(2), claim_b(3),
+         disjoint_claims),
+    Spec("claim x claim, flow and plain queues", "claim.flow_claimed", keyed_and_plain,
+         claim_a(4, ["f", Q]), claim_b(3, [Q]), disjoint_claims),
+    # settle: its failures written, its completions not yet (PostgreSQL: two statements)
+    Spec("settle x reap", "settle.failed", running(2),
+         lambda w, c: settle(w.a, [c["jobs"][0]], [c["jobs"][1]]), reap_later("b"),
+         one_winner(lambda s: set(s.completed))),
+    # complete: the owner's rows locked (MariaDB) or archived and not yet deleted (SQLite)
+    *[Spec(f"complete x {what}", point, world, lambda w, c: complete(w.a, c["jobs"]), b, chk)
+      for point in ("settle.locked", "settle.archived")
+      for what, world, b, chk in (
+          ("reap", running(1, expired=True), reap("b"), one_winner()),
+          ("cancel", running(1), cancel("b"), cancel_truthful("b")),
+          ("complete", running(1), lambda w, c: complete(w.b, c["jobs"]), one_winner()),
+          ("heartbeat", running(1, expired=True), heartbeat_b, one_winner()),
+      )],
+    # fail: the owner's rows locked (MariaDB) or buried and not yet deleted (SQLite)
+    *[Spec(f"fail x {what}", point, world,
+           lambda w, c: fail(w.a, c["jobs"], permanent=True), b, chk)
+      for point in ("fail.locked", "fail.buried")
+      for what, world, b, chk in (
+          ("reap", running(1, expired=True), reap("b"), one_winner()),
+          ("cancel", running(1), cancel("b"), cancel_truthful("b")),
+          ("complete", running(1), lambda w, c: complete(w.b, c["jobs"]), one_winner()),
+      )],
+    Spec("fail x claim, breaker", "fail.breaker", with_breaker(running(1)),
+         lambda w, c: fail(w.a, c["jobs"]) and w.enqueue(1, queue=Q) and None,
+         claim_b(3)),
+    # reap: expired rows selected, not yet written
+    Spec("reap x complete", "reap.selected", running(1, expired=True), reap("a"),
+         lambda w, c: complete(w.b, c["jobs"]), one_winner()),
+    Spec("reap x reap", "reap.selected", running(2, expired=True), reap("a"), reap("b"),
+         one_winner()),
+    Spec("reap x cancel", "reap.selected", running(1, expired=True), reap("a"), cancel("b"),
+         cancel_truthful("b")),
+    Spec("reap x heartbeat", "reap.selected", running(1, expired=True), reap("a"),
+         heartbeat_b, one_winner()),
+    # cancel: the job buried and not yet deleted (SQLite) or locked (MariaDB)
+    *[Spec(f"cancel x {what}", point, world, cancel("a"), b, chk)
+      for point in ("cancel.buried", "cancel.locked")
+      for what, world, b, chk in (
+          ("claim", pending(1), claim_b(1), both(cancel_vs_claim("a"), cancel_truthful("a"))),
+          ("start", running(1, start=False), start_b,
+           both(cancel_truthful("a"), lambda w, c, o: one_owner_wins(
+               o, _cancelled(o.a_result, c), _started(o.b_result), c["ids"]))),
+      )],
+    # resurrect: the dead letter copied back (SQLite) or locked (MariaDB)
+    *[Spec("resurrect x resurrect", point, dead(1),
+           lambda w, c: w.a.backend.resurrect(c["ids"][0]),
+           lambda w, c: w.b.backend.resurrect(c["ids"][0]), resurrected_once)
+      for point in ("resurrect.copied", "resurrect.locked")],
+    # queue and breaker changes
+    Spec("key rate change x claim", "configure_queue.updated", pending(3, rate_key="r"),
+         lambda w, c: w.a.configure_queue(Q, key_rate_limit="1/m"), claim_b(3)),
+    Spec("breaker set x claim", "breaker.set", pending(2),
+         lambda w, c: w.a.configure_breaker("t.work", failures=1, queue=Q), claim_b(2)),
+    Spec("breaker set x fail", "breaker.set", running(1),
+         lambda w, c: w.a.configure_breaker("t.work", failures=1, queue=Q),
+         lambda w, c: fail(w.b, c["jobs"])),
+]
+
+# Points whose specs come with the fixes that add them (the coordinator moves each here from
+# AWAITING once its spec is in SPECS). test_coverage.py fails on a point in neither.
+AWAITING: set[str] = {
+    "enqueue.key_checked", "debounce.holder_read", "schedule.edit_read", "schedule.fire_due",
+    "heartbeat.locked", "ensure_owned.read", "prune.selected", "claim.chosen",
+}
+
+
+def cases() -> list[tuple[Spec, str]]:
+    """Every (spec, backend) pair whose backend has the spec's point."""
+    where = points()
+    return [(s, b) for s in SPECS for b in s.backends if s.point in where[b]]

@@ -1,0 +1,27 @@
+"""The pairwise matrix: every spec of specs.py on every backend that has its pause point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from interleave import World, interleave
+from invariants import assert_invariants
+from specs import Spec, cases
+
+_CASES = cases()
+
+
+@pytest.mark.parametrize(("spec", "backend"), [pytest.param(s, b, id=f"{b}-{s.id()}")
+                                               for s, b in _CASES])
+def test_interleaving(spec: Spec, backend: str, open_world: Callable[[str], World]) -> None:
+    world = open_world(backend)
+    ctx = spec.world(world)
+    assert_invariants(world)  # the world itself is sound
+    outcome = interleave(world, lambda: spec.a(world, ctx), spec.point,
+                         lambda: spec.b(world, ctx))
+    assert outcome.reached, f"A never reached {spec.point}: the spec no longer tests it"
+    outcome.raise_errors()
+    assert_invariants(world)
+    problems = spec.check(world, ctx, outcome)
+    assert not problems, "\n".join(problems)
