@@ -87,9 +87,12 @@ def one_live_holder(w: Reader) -> list[str]:
 
 
 def _all_jobs(w: Reader, columns: str) -> Iterable[tuple[str, tuple[Any, ...]]]:
-    for table in ("jobs", "archive", "dead"):
-        for row in w.rows(f"SELECT {columns} FROM {w.table(table)}"):
-            yield table, row
+    """`columns` of every job, live, archived or dead, in one statement (one snapshot: a job
+    moving between tables meanwhile is seen in exactly one of them)."""
+    sql = " UNION ALL ".join(f"SELECT '{t}', {columns} FROM {w.table(t)}"
+                             for t in ("jobs", "archive", "dead"))
+    for row in w.rows(sql):
+        yield str(row[0]), tuple(row[1:])
 
 
 def one_job_per_tick(w: Reader) -> list[str]:
