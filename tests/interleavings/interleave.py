@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -127,6 +128,7 @@ class Outcome:
     b_result: Any = None
     a_error: BaseException | None = None
     b_error: BaseException | None = None
+    note: str = ""  # when B was neither done nor seen blocked: where it was
 
     def raise_errors(self) -> None:
         for side, error in (("A", self.a_error), ("B", self.b_error)):
@@ -203,6 +205,8 @@ def interleave(world: World, a: Callable[[], Any], point: str, b: Callable[[], A
         if outcome.reached:
             rb.start()
             outcome.b_blocked = _watch(world, rb)
+            if outcome.b_blocked is None:
+                outcome.note = _where(rb)
         gate.resume.set()
         ra.join(JOIN_TIMEOUT)
         if not outcome.reached:
@@ -216,6 +220,11 @@ def interleave(world: World, a: Callable[[], Any], point: str, b: Callable[[], A
         gate.resume.set()
         set_hook(previous)
     return outcome
+
+
+def _where(runner: _Runner) -> str:
+    frame = sys._current_frames().get(runner.ident or -1)
+    return "".join(traceback.format_stack(frame)) if frame is not None else "(gone)"
 
 
 def _watch(world: World, b: _Runner) -> bool | None:
