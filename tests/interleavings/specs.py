@@ -288,6 +288,12 @@ SPECS: list[Spec] = [
     Spec("claim x claim, concurrency key limit 1", "claim.queues_locked",
          pending(3, concurrency_key="k", concurrency_limit=1), claim_a(2), claim_b(3),
          disjoint_claims),
+    Spec("claim x claim, sequence", "claim.queues_locked", pending(3, sequence_key="s"),
+         claim_a(2), claim_b(3), disjoint_claims),
+    Spec("claim x pause, max_workers 2", "claim.queues_locked", limited(2), claim_a(2),
+         lambda w, c: w.b.configure_queue(Q, paused=True)),
+    Spec("claim x cancel, max_workers 1", "claim.queues_locked", limited(1, 1), claim_a(1),
+         cancel("b"), both(cancel_vs_claim("b"), cancel_truthful("b"))),
     Spec("claim x claim, flow and plain queues", "claim.flow_claimed", keyed_and_plain,
          claim_a(4, ["f", Q]), claim_b(3, [Q]), disjoint_claims),
     # settle: its failures written, its completions not yet (PostgreSQL: two statements)
