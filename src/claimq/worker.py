@@ -95,7 +95,9 @@ class JobContext:
         if self._flight.lost:
             return False
         sent = time.monotonic()
-        result = self._backend.heartbeat([self._flight.owned], self._lease)
+        # Not heartbeat(): it passes over a row another transaction holds (this worker's own
+        # heartbeat, say) as busy, which is no answer here; confirm_owned waits, then answers.
+        result = self._backend.confirm_owned(self._flight.owned, self._lease)
         if self.job.id not in result.alive:
             return False
         self._flight.renew(sent)

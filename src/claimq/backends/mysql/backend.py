@@ -71,6 +71,7 @@ from claimq.backends.mysql._errors import (
     BROKEN,
     DEADLOCK,
     DUPLICATE_KEY,
+    LOCK_WAIT_TIMEOUT,
     RETRYABLE,
     error_code,
     translate,
@@ -900,6 +901,7 @@ class MySQLBackend(PlainOptionalParts):
                 held = dict(cur.fetchall())
                 result.busy.update(o.id for o in owned
                                    if o.id in held and held[o.id] == o.token)
+            pause("heartbeat.locked")
             if alive:
                 cur.execute(_Q.heartbeat, {"ids": tuple(alive), "lease": lease,
                                            "now": self._now()})
@@ -909,6 +911,36 @@ class MySQLBackend(PlainOptionalParts):
         self._write(work)
         result.lost.update(
             o.id for o in owned if o.id not in result.alive and o.id not in result.busy)
+        return result
+
+    def confirm_owned(self, owned: Owned, lease: float | None) -> HeartbeatResult:
+        result = HeartbeatResult()
+
+        def work(cur: Any) -> None:
+            result.alive.clear()
+            result.cancel_requested.clear()
+            pause("ensure_owned.read")
+            locked = True
+            try:
+                cur.execute(_Q.confirm_owned_lock, {"id": owned.id})
+            except self._error_types as exc:
+                if error_code(exc) != LOCK_WAIT_TIMEOUT:
+                    raise
+                locked = False  # held on: answer from the token last committed
+                cur.execute(_Q.owner_read, {"id": owned.id})
+            row = cur.fetchone()
+            if row is None or row[0] != owned.token or row[1] not in _LIVE:
+                return
+            if locked:
+                cur.execute(_Q.heartbeat, {"ids": (owned.id,), "lease": lease,
+                                           "now": self._now()})
+            result.alive.add(owned.id)
+            if row[2]:
+                result.cancel_requested.add(owned.id)
+
+        self._write(work)
+        if owned.id not in result.alive:
+            result.lost.add(owned.id)
         return result
 
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:

@@ -263,6 +263,9 @@ def _schedule_params(row: ScheduleRow) -> dict[str, Any]:
 _PRUNED_TABLES = {"archive": "archive", "dead": "dead"}
 PARTITIONS_AHEAD = 3  # days of archive partitions made ahead of today
 PARTITION_LOCK_TIMEOUT = "200ms"
+# ensure_owned() waits this long on a row lock (a heartbeat's, the reaper's: milliseconds)
+# before it answers from the job's last committed token instead
+OWNED_LOCK_WAIT = "2s"
 
 
 def _day(when: datetime) -> datetime:
@@ -1127,6 +1130,25 @@ class PostgresBackend:
         result.lost.update(
             o.id for o in owned if o.id not in result.alive and o.id not in result.busy
         )
+        return result
+
+    def confirm_owned(self, owned: Owned, lease: float | None) -> HeartbeatResult:
+        result = HeartbeatResult()
+        params = {"id": owned.id, "token": owned.token, "lease": lease, "now": self._now()}
+        with self._conn() as conn:
+            pause("ensure_owned.read")
+            try:
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL lock_timeout = '{OWNED_LOCK_WAIT}'")
+                    row = conn.execute(self._q.confirm_owned, params).fetchone()
+            except psycopg.errors.LockNotAvailable:  # held on: answer from the token
+                row = conn.execute(self._q.owner_read, params).fetchone()
+        if row is None:
+            result.lost.add(owned.id)
+        else:
+            result.alive.add(owned.id)
+            if row["cancel_requested"]:
+                result.cancel_requested.add(owned.id)
         return result
 
     def complete(self, done: Sequence[Completion], conn: Any = None) -> set[int]:
