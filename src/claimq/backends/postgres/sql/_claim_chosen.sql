@@ -1,9 +1,13 @@
 -- The claim of the flow statements (claim_flow.sql, claim_keyed.sql): the `chosen` jobs (id,
 -- lease_seconds) still pending and not held by another transaction are taken ({claim_set}).
 locked AS (
-    -- jobs another transaction holds (a cancel, an operator's) are left for the next claim
+    -- jobs another transaction holds (a cancel, an operator's) are left for the next claim.
+    -- A job changed since the statement's snapshot is checked again on its newest version
+    -- (READ COMMITTED): still pending and still due (a debounce that moved its run_at later
+    -- while the statement ran leaves it where it now belongs).
     SELECT j.id FROM {schema}.jobs j
     WHERE j.id = ANY(ARRAY(SELECT id FROM chosen)) AND j.status = 'pending'
+      AND j.run_at <= {now}
     FOR UPDATE SKIP LOCKED
 ), claimed AS (
     UPDATE {schema}.jobs j
