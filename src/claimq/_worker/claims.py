@@ -4,15 +4,20 @@ call whose answer was lost."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
 
 from claimq._worker.dbcall import DB, GaveUp
 from claimq._worker.inflight import Counters, Registry
 from claimq.backends.base import Backend, ClaimRequest, Completion, Failure, Settled
 
 log = logging.getLogger("claimq.worker")
+
+LATE_POLL = 0.5  # seconds between looks at `stopping` while a late settle runs on
 
 
 class Claims:
@@ -44,6 +49,9 @@ class Claims:
         # database that this worker does not know of. No new claims until recover() ran.
         self.unknown = False
         self._recovering = False
+        # Settles past their deadline whose threads still run (SQLite, MariaDB): one may yet
+        # commit its claim, so recover() looks for lost claims only once they ended.
+        self._late: set[Future[Any]] = set()
 
     def reserve(self) -> int:
         """Promises free slots to a claim about to be made (so two claims never overshoot)."""
@@ -67,7 +75,8 @@ class Claims:
                 settled = await self.db.within_deadline(
                     self.backend.asettle(done, failures, claim), "settle")
             else:
-                settled = await self.db.call(self.backend.settle, done, failures, claim)
+                settled = await self.db.call(self.backend.settle, done, failures, claim,
+                                             late=self._late)
         except Exception:
             if claim is not None:
                 self.unknown = True
@@ -86,6 +95,11 @@ class Claims:
             return
         self._recovering = True
         try:
+            while self._late:  # a late settle may still commit a claim: wait for its end
+                if self.stopping():
+                    return  # the leases recover whatever it claims
+                await asyncio.wait([asyncio.wrap_future(f) for f in list(self._late)],
+                                   timeout=LATE_POLL)
             held = sorted({f.job.id for f in self.registry.held()})
             found = await self.db.retry(
                 "finding lost claims", self.backend.orphaned, self.worker_id, held,

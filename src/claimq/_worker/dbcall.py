@@ -7,6 +7,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from claimq._worker.threads import Threads
@@ -40,10 +41,19 @@ class DB:
         self.outage = False
         self.deadline = deadline
 
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await self.within_deadline(
-            loop.run_in_executor(self.pool, fn, *args), getattr(fn, "__name__", "call"))
+    async def call(self, fn: Callable[..., T], *args: Any,
+                   late: set[Future[Any]] | None = None) -> T:
+        """`fn(*args)` in a thread. Past the deadline its thread runs on (it may still commit):
+        with `late`, its future is kept there until it ends."""
+        future = self.pool.submit(fn, *args)
+        try:
+            return await self.within_deadline(
+                asyncio.wrap_future(future), getattr(fn, "__name__", "call"))
+        except DatabaseUnavailable:
+            if late is not None and not future.done():
+                late.add(future)
+                future.add_done_callback(late.discard)
+            raise
 
     async def within_deadline(self, call: Awaitable[T], what: str) -> T:
         loop = asyncio.get_running_loop()

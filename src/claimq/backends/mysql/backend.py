@@ -857,6 +857,7 @@ class MySQLBackend(PlainOptionalParts):
             failed = self._fail(cur, failures)
             completed = self._complete(cur, done)
             jobs = self._claim(cur, claim) if claim is not None and wanted else []
+            pause("settle.claimed")  # written, not yet committed
             return Settled(completed, failed, jobs)
 
         return self._write(work)

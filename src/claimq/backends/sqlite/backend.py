@@ -663,6 +663,7 @@ class SQLiteBackend(PlainOptionalParts):
             completed = self._complete(conn, done)
             failed = self._fail(conn, failures)
             jobs = self._claim(conn, claim) if claim is not None and claim.limit > 0 else []
+            pause("settle.claimed")  # written, not yet committed
         return Settled(completed, failed, jobs)
 
     def start(self, owned: Sequence[Owned], lease: float | None) -> list[Started]:
