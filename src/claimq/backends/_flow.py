@@ -71,17 +71,21 @@ class Probe(NamedTuple):
 
 def breaker_gates(
     rows: Iterable[Mapping[str, Any]], queue: str, now: Any, close: Callable[[Probe], object],
-    pending: str,
+    pending: str, reopen: Callable[[Probe], object],
 ) -> dict[str, Probe]:
     """A queue's circuit breakers that hold its tasks back, by task, from claim_breakers.sql's
     rows: shut (probe_id 0: open and cooling down, or half_open while its probe is out) or
     letting one probe through (probe_id None). A half_open one whose probe finished without
-    failing is closed (`close`) and holds nothing back."""
+    failing is closed (`close`) and holds nothing back; one whose probe was dead-lettered
+    without a failure written (the reaper buried it, a cancel) is opened again (`reopen`)."""
     gates: dict[str, Probe] = {}
     for b in rows:
         probe = Probe(queue, b["task"], b["state"], None)
         if b["state"] == "open":
             shut = b["open_until"] > now
+        elif b["probe_status"] is None and b["probe_dead"]:
+            reopen(probe)
+            shut = True
         elif b["probe_status"] is None:  # the probe is done, and a failure would reopen
             close(probe)
             continue

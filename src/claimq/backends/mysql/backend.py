@@ -827,7 +827,9 @@ class MySQLBackend(PlainOptionalParts):
         return breaker_gates(
             _dicts(cur), params["queue"], params["now"],
             lambda probe: cur.execute(_Q.breaker_probe, {**probe._asdict(), "now": params["now"]}),
-            Status.PENDING.value)
+            Status.PENDING.value,
+            lambda probe: cur.execute(_Q.breaker_reopen,
+                                      {**probe._asdict(), "now": params["now"]}))
 
     def _any_limited(self, cur: Any, params: dict[str, Any]) -> bool:
         """Whether the claim's queues include a limited one; asked at most once a second. (Were

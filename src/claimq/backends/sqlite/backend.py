@@ -624,6 +624,9 @@ class SQLiteBackend(PlainOptionalParts):
             probe = _Probe(params["queue"], b["task"], b["state"], None)
             if b["state"] == "open":
                 shut = b["open_until"] > now
+            elif b["probe_status"] is None and b["probe_dead"]:  # buried: a failed probe
+                conn.execute(_Q.breaker_reopen, {**probe._asdict(), "now": now})
+                shut = True
             elif b["probe_status"] is None:  # the probe is done, and a failure would reopen
                 conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
                 continue

@@ -43,10 +43,15 @@ fq AS (
     -- The flow queues' circuit breakers that are not simply closed: 'shut' (open and cooling
     -- down, or half_open while its probe runs), 'probe' (cooled down, or its probe went back
     -- to pending: one job may be claimed), 'closed' (half_open, and its probe finished
-    -- without a failure, which would have opened it again: it closes).
+    -- without a failure, which would have opened it again: it closes), 'reopen' (half_open,
+    -- its probe dead-lettered with no failure written: the reaper buried it, a cancel; it
+    -- opens again, shut).
     SELECT b.queue, b.task, b.state,
            CASE WHEN b.state = 'open' AND b.open_until > {now} THEN 'shut'
                 WHEN b.state = 'open' THEN 'probe'
+                WHEN p.status IS NULL
+                     AND EXISTS (SELECT 1 FROM {schema}.dead d WHERE d.id = b.probe_id)
+                     THEN 'reopen'
                 WHEN p.status IS NULL THEN 'closed'
                 WHEN p.status = 'pending' THEN 'probe'
                 ELSE 'shut' END AS gate
@@ -109,7 +114,7 @@ fq AS (
          WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
            AND j.sequence_key IS NULL
            AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = fq.name AND g.task = j.task
-                                                  AND g.gate = 'shut')
+                                                  AND g.gate IN ('shut', 'reopen'))
            AND (j.rate_key IS NULL
                 OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = fq.name
                                                               AND k.key = j.rate_key),
@@ -147,7 +152,7 @@ fq AS (
     ) s
     WHERE fq.free > 0
       AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = s.queue AND g.task = s.task
-                                             AND g.gate = 'shut')
+                                             AND g.gate IN ('shut', 'reopen'))
       AND (s.rate_key IS NULL
            OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = s.queue
                                                          AND k.key = s.rate_key),
@@ -209,17 +214,22 @@ fq AS (
         throttled_until = CASE WHEN k.throttled_until <= {now} THEN NULL
                                ELSE k.throttled_until END
 ), probed AS (
-    -- a probe claimed: its breaker is half_open; a probe that finished: its breaker closes
-    -- (unless a failure written meanwhile changed its state)
+    -- a probe claimed: its breaker is half_open; a probe that finished: its breaker closes,
+    -- a probe buried: it opens again (unless a failure written meanwhile changed its state)
     UPDATE {schema}.breakers b
-    SET state = CASE WHEN g.gate = 'closed' THEN 'closed' ELSE 'half_open' END,
-        probe_id = CASE WHEN g.gate = 'closed' THEN NULL ELSE c.id END,
+    SET state = CASE WHEN g.gate = 'closed' THEN 'closed'
+                     WHEN g.gate = 'reopen' THEN 'open' ELSE 'half_open' END,
+        probe_id = CASE WHEN g.gate IN ('closed', 'reopen') THEN NULL ELSE c.id END,
         failures = CASE WHEN g.gate = 'closed' THEN 0 ELSE b.failures END,
         window_until = CASE WHEN g.gate = 'closed' THEN NULL ELSE b.window_until END,
+        opened_at = CASE WHEN g.gate = 'reopen' THEN {now} ELSE b.opened_at END,
+        open_until = CASE WHEN g.gate = 'reopen'
+                          THEN {now} + make_interval(secs => b.cooldown_seconds)
+                          ELSE b.open_until END,
         updated_at = {now}
     FROM gates g
     LEFT JOIN claimed c ON g.gate = 'probe' AND c.queue = g.queue AND c.task = g.task
     WHERE b.queue = g.queue AND b.task = g.task AND b.state = g.state
-      AND (g.gate = 'closed' OR c.id IS NOT NULL)
+      AND (g.gate IN ('closed', 'reopen') OR c.id IS NOT NULL)
 )
 {settle_answer}
