@@ -93,6 +93,11 @@ class Heartbeater(Service):
         self.counters.add("heartbeats")
         for f in held:
             job_id = f.job.id
+            if self.registry.newest(job_id) is not f:
+                # An earlier claim of a job this worker claimed again (that one finished, its
+                # outcome on its way): the answer, by job id, is the newer claim's. Its token is
+                # no longer the job's; the completer's guarded write settles it.
+                continue
             if job_id in result.lost:
                 # A finished job may have been completed while this heartbeat ran: for those
                 # the completer's own guarded write tells whether the lease was lost. A handler
