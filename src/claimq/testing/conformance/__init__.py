@@ -70,6 +70,7 @@ from claimq.testing.conformance.operator import (  # noqa: E402
 )
 from claimq.testing.conformance.owner import (  # noqa: E402
     TestComplete,
+    TestConfirmOwned,
     TestFail,
     TestHeartbeat,
     TestOrphaned,
@@ -104,6 +105,7 @@ __all__ = [
     "TestFlowControlRefused",
     "TestGrant",
     "TestHeartbeat",
+    "TestConfirmOwned",
     "TestIdempotencyKeys",
     "TestLeases",
     "TestOrphaned",

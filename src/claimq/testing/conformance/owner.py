@@ -1,5 +1,6 @@
-"""The owner's transitions (start, heartbeat, complete, fail, release, settle, orphaned), each
-guarded by the claim token: every write that matches no row is reported, never success."""
+"""The owner's transitions (start, heartbeat, confirm_owned, complete, fail, release, settle,
+orphaned), each guarded by the claim token: every write that matches no row is reported, never
+success."""
 
 from __future__ import annotations
 
@@ -96,6 +97,36 @@ class TestHeartbeat:
         result = subject.backend.heartbeat(owned(job, other), 30)
         assert result.alive == {job.id, other.id}
         assert result.cancel_requested == {job.id}
+
+
+class TestConfirmOwned:
+    """confirm_owned (ctx.ensure_owned): one job's lease, answered from its token and status,
+    never `busy` (waiting on another transaction's row lock is the backend's: issue 24)."""
+
+    def test_confirm_owned_renews_a_job_still_owned(self, subject: Subject) -> None:
+        job = subject.running(lease=5)
+        subject.advance(4)
+        [mine] = owned(job)
+        result = subject.backend.confirm_owned(mine, 60)
+        assert (result.alive, result.lost, result.busy) == ({job.id}, set(), set())
+        assert subject.job(job.id).lease_until == subject.at(64)
+
+    def test_confirm_owned_loses_a_stale_token_and_a_finished_job(self, subject: Subject) -> None:
+        done = subject.running()
+        subject.complete(done)
+        mine = subject.running()
+        before = subject.state()
+        for gone in (*owned(stale(mine)), *owned(done), UNKNOWN):
+            result = subject.backend.confirm_owned(gone, 60)
+            assert (result.alive, result.lost) == (set(), {gone.id})
+        assert subject.state() == before
+
+    def test_confirm_owned_reports_a_cancel_request(self, subject: Subject) -> None:
+        job = subject.running()
+        assert subject.backend.cancel(job.id) == "cancel_requested"
+        [mine] = owned(job)
+        result = subject.backend.confirm_owned(mine, 30)
+        assert result.alive == {job.id} and result.cancel_requested == {job.id}
 
 
 class TestComplete:
