@@ -80,8 +80,9 @@ class JobContext:
     def ensure_owned(self) -> None:
         """Checks against the database, right now, that this attempt still owns its job, and
         extends its lease. Raises LeaseLost when it does not (or when ownership cannot be
-        confirmed): call it right before an external side effect. From a sync handler; async
-        handlers await `aensure_owned()`."""
+        confirmed): call it right before an external side effect. A row lock another
+        transaction holds (this worker's own heartbeat) is waited out briefly, never taken for
+        a lost job. From a sync handler; async handlers await `aensure_owned()`."""
         if not self._confirm_owned():
             self._loop.call_soon_threadsafe(self._give_up)
             raise LeaseLost(self.job.id, "ensure_owned")
