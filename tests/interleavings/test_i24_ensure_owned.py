@@ -149,12 +149,11 @@ def _ensure_owned_in_thread(ctx: JobContext) -> tuple[threading.Thread, dict[str
     return thread, out
 
 
+@pytest.mark.parametrize("url", ["postgresql", "mariadb"], indirect=True)
 def test_ensure_owned_waits_out_the_heartbeats_lock(app: App, url: str) -> None:
     """A heartbeat transaction holds the job's row lock (after its locking statement, before
     its commit) while the handler calls ctx.ensure_owned(): the job is still ours, so
     ensure_owned returns (having waited for the heartbeat), and nothing is abandoned."""
-    if url.startswith("sqlite"):
-        pytest.skip("SQLite has no row locks: test_ensure_owned_meets_the_paused_heartbeat")
     job = _running(app)
     loop = asyncio.new_event_loop()
     abandoned: list[str] = []
@@ -176,12 +175,11 @@ def test_ensure_owned_waits_out_the_heartbeats_lock(app: App, url: str) -> None:
         loop.close()
 
 
+@pytest.mark.parametrize("url", ["postgresql", "mariadb"], indirect=True)
 def test_ensure_owned_answers_from_the_token_past_a_long_lock(app: App, url: str) -> None:
     """A lock held on past ensure_owned's short wait (an operator's SELECT … FOR UPDATE, a
     handler's own transaction): it answers from the job's last committed token and status,
     owned (its lease not renewed this time), rather than wait on or call the job lost."""
-    if url.startswith("sqlite"):
-        pytest.skip("SQLite has no row locks")
     job = _running(app)
     loop = asyncio.new_event_loop()
     abandoned: list[str] = []
@@ -197,12 +195,11 @@ def test_ensure_owned_answers_from_the_token_past_a_long_lock(app: App, url: str
         loop.close()
 
 
+@pytest.mark.parametrize("url", ["sqlite", "mariadb"], indirect=True)
 def test_ensure_owned_meets_the_paused_heartbeat(app: App, url: str) -> None:
     """The worker's real heartbeat stopped at `heartbeat.locked` (it holds the job's lock, the
     lease not yet written) while ctx.ensure_owned() runs: it answers "owned" once the
     heartbeat goes on, on every backend whose heartbeat has that point."""
-    if url.startswith("postgresql"):
-        pytest.skip("PostgreSQL's heartbeat is one statement: test_ensure_owned_waits_out_...")
     job = _running(app)
     owned = Owned(job.id, job.claim_token or "")
     beating = threading.Event()

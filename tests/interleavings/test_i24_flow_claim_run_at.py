@@ -99,9 +99,8 @@ def _check(app: App, waiting: int, out: dict[str, Any]) -> None:
     assert out["settled"].completed
 
 
+@pytest.mark.parametrize("url", ["postgresql"], indirect=True)
 def test_postgres_flow_claim_rechecks_run_at_when_it_locks(app: App, url: str) -> None:
-    if not url.startswith("postgresql"):
-        pytest.skip("the one-statement claim is PostgreSQL's; see the paused claim below")
     import psycopg
 
     backend: Any = app.backend
@@ -131,12 +130,11 @@ def test_postgres_flow_claim_rechecks_run_at_when_it_locks(app: App, url: str) -
     _check(app, waiting, out)
 
 
+@pytest.mark.parametrize("url", ["sqlite", "mariadb"], indirect=True)
 def test_paused_flow_claim_and_a_debounce(app: App, url: str) -> None:
     """MariaDB and SQLite: the claim stopped at `claim.chosen` (its jobs chosen, not yet
     taken) while the debounce runs: either the debounce waits (the chosen rows are locked)
     and then queues anew, or it moved the job first and the claim leaves it."""
-    if url.startswith("postgresql"):
-        pytest.skip("PostgreSQL's claim is one statement: no point between choice and lock")
     running, waiting = _setup(app)
     chosen = threading.Event()
     go_on = threading.Event()
