@@ -7,7 +7,7 @@ the two: it completes a job of the same queue first (the `done` part, which the 
 count the keys in flight), and the test holds that job's row locked. While the claim waits
 there, a debounce moves the chosen job an hour later and commits; then the test lets the claim
 go on. MariaDB and SQLite choose and lock in one step (a locking read; the writer lock): the
-claim is stopped at `claim.chosen`, after its choice, and the debounce runs then."""
+claim is stopped at `claim.candidates`, after its choice, and the debounce runs then."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_postgres_flow_claim_rechecks_run_at_when_it_locks(app: App, url: str) -
 
 @pytest.mark.parametrize("url", ["sqlite", "mariadb"], indirect=True)
 def test_paused_flow_claim_and_a_debounce(app: App, url: str) -> None:
-    """MariaDB and SQLite: the claim stopped at `claim.chosen` (its jobs chosen, not yet
+    """MariaDB and SQLite: the claim stopped at `claim.candidates` (its jobs chosen, not yet
     taken) while the debounce runs: either the debounce waits (the chosen rows are locked)
     and then queues anew, or it moved the job first and the claim leaves it."""
     running, waiting = _setup(app)
@@ -140,7 +140,7 @@ def test_paused_flow_claim_and_a_debounce(app: App, url: str) -> None:
     go_on = threading.Event()
 
     def hook(point: str) -> None:
-        if point == "claim.chosen" and not chosen.is_set():
+        if point == "claim.candidates" and not chosen.is_set():
             chosen.set()
             assert go_on.wait(WAIT)
 
@@ -149,7 +149,7 @@ def test_paused_flow_claim_and_a_debounce(app: App, url: str) -> None:
     previous = set_hook(hook)
     try:
         thread = _settle_and_claim(app, running, out)
-        assert chosen.wait(WAIT), "the claim never reached claim.chosen"
+        assert chosen.wait(WAIT), "the claim never reached claim.candidates"
 
         def debounce() -> None:
             try:
