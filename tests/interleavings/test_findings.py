@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import BACKENDS
 from interleave import World, fail
 from invariants import one_live_holder
+from specs import BACKENDS
 
 
 @pytest.mark.xfail(strict=True, reason="resurrect ignores the job's idempotency key: the "

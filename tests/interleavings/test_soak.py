@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import BACKENDS
 from dbs import fresh_db_url
 from sampler import soak
+from specs import BACKENDS
 
 
 def _run(request: pytest.FixtureRequest, tmp_path: os.PathLike[str], backend: str,
