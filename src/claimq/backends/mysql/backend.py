@@ -663,12 +663,14 @@ class MySQLBackend(PlainOptionalParts):
             # than each take a shared lock from a refused INSERT and deadlock upgrading it.
             cur.execute(_Q.key_holder, params)
             holder = cur.fetchone()
+            pause("enqueue.key_checked")
             if holder is None:
                 cur.execute(_Q.claim_key, params)
                 if cur.rowcount != 1:
                     continue  # another enqueue took the key meanwhile: read its holder
             elif holder[1]:
                 if flow.on_conflict == "replace" and holder[2] == Status.PENDING:
+                    pause("debounce.holder_read")
                     cur.execute(_Q.replace_pending, {
                         "id": holder[0], "payload": job.payload_json, "now": params["now"],
                         "run_at": None if job.run_at is None else _naive(job.run_at),
