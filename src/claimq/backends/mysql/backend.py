@@ -601,15 +601,19 @@ class MySQLBackend(PlainOptionalParts):
         for queue in sorted(keyed):
             self._mark_keyed(cur, queue)
         plain_ids = iter(self._insert_rows(cur, plain))
-        ids = [
-            next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
-            for j in jobs
-        ]
-        if keyed:
-            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit, j.flow.sequence_key,
-                      None if j.flow.sequence_wait is None else int(j.flow.sequence_wait),
-                      j.flow.rate_key]
-                     for i, j in zip(ids, jobs, strict=True) if j.flow is not None and _keyed(j)]
+        ids: list[int] = []
+        inserted: list[bool] = []  # a held key's id is its holder's: the holder's keys stay
+        for j in jobs:
+            job_id, new = ((next(plain_ids), True) if j.idempotency_key is None
+                           else self._insert_keyed(cur, j, retention))
+            ids.append(job_id)
+            inserted.append(new)
+        items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit, j.flow.sequence_key,
+                  None if j.flow.sequence_wait is None else int(j.flow.sequence_wait),
+                  j.flow.rate_key]
+                 for i, j, new in zip(ids, jobs, inserted, strict=True)
+                 if new and j.flow is not None and _keyed(j)]
+        if items:
             cur.execute(_Q.set_job_keys, {"items": _dumps(items),
                                           "ids": tuple(item[0] for item in items)})
         return ids
@@ -647,10 +651,11 @@ class MySQLBackend(PlainOptionalParts):
             start = end
         return ids
 
-    def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
-        """The id of the job still holding `job`'s idempotency key under its `unique` scope
-        (with on_conflict="replace", a pending holder first takes `job`'s payload and run_at),
-        else of `job`, inserted and made the key's holder."""
+    def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> tuple[int, bool]:
+        """`job`'s id and whether it was inserted: the id of the job still holding `job`'s
+        idempotency key under its `unique` scope and False (with on_conflict="replace", a
+        pending holder first takes `job`'s payload and run_at), else the id of `job`, inserted
+        and made the key's holder, and True."""
         flow = job.flow or NO_FLOW
         if flow.unique_for is not None:
             retention = flow.unique_for  # unique="until_done" for this long after finishing
@@ -675,11 +680,11 @@ class MySQLBackend(PlainOptionalParts):
                         "id": holder[0], "payload": job.payload_json, "now": params["now"],
                         "run_at": None if job.run_at is None else _naive(job.run_at),
                         "delay_us": _micros(job.delay)})
-                return int(holder[0])
+                return int(holder[0]), False
             # (else the key's job finished longer ago than the retention window: take it over)
             [job_id] = self._insert_rows(cur, [job])
             cur.execute(_Q.set_key_holder, {**params, "job_id": job_id})
-            return job_id
+            return job_id, True
         raise ClaimqError(f"could not settle idempotency key {job.idempotency_key!r}")
 
     # -- claim and the owner's transitions -----------------------------------------------------
