@@ -1,11 +1,116 @@
 """Issue 24, defects 1-3 (MariaDB): an idempotent enqueue that meets its key's holder, and a
-debounce that meets a claim of the holder between its statements."""
+debounce that meets a claim of the holder between its statements. The races are forced with the
+pause points (claimq._pause): one operation stops at its point, the other runs in another thread
+to its end (or is seen waiting for a lock the paused one holds), then the first goes on. The
+tests run on every backend where the interleaving can happen (SQLite's writer lock keeps a claim
+out of an enqueue's transaction)."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import TypeVar
+from urllib.parse import parse_qs, urlparse
+
 import pytest
 
-from claimq import App
+from claimq import App, _pause
+from claimq.job import Status
+
+T = TypeVar("T")
+DEADLINE = 15.0  # seconds; only a hang ever comes near it
+
+
+class Gate:
+    """A pause hook that stops the first thread reaching `point` until `release()`."""
+
+    def __init__(self, point: str) -> None:
+        self.point = point
+        self.reached = threading.Event()
+        self.released = threading.Event()
+        self._taken = False
+        self._lock = threading.Lock()
+
+    def __call__(self, point: str) -> None:
+        if point != self.point:
+            return
+        with self._lock:
+            if self._taken:
+                return
+            self._taken = True
+        self.reached.set()
+        assert self.released.wait(DEADLINE), f"{point} never released"
+
+    def release(self) -> None:
+        self.released.set()
+
+
+@contextmanager
+def paused_at(point: str) -> Iterator[Gate]:
+    gate = Gate(point)
+    previous = _pause.set_hook(gate)
+    try:
+        yield gate
+    finally:
+        gate.release()
+        _pause.set_hook(previous)
+
+
+def _lock_waits(app: App) -> int:
+    """Statements on this test's database (other tests share the server) now waiting for a row
+    lock; 0 on SQLite, where none can be seen. (MariaDB's innodb_trx may leave transactions out
+    when the server is busy: a statement of this database running for a second counts too.)"""
+    url = app.url
+    if url.startswith("mysql"):
+        rows = app.backend.run_sql(
+            "SELECT COUNT(*) FROM information_schema.processlist p"
+            " LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id"
+            " WHERE p.db = DATABASE() AND p.id <> CONNECTION_ID() AND p.command = 'Query'"
+            " AND (t.trx_state = 'LOCK WAIT' OR p.time_ms >= 1000)")
+    elif url.startswith("postgresql"):
+        [schema] = parse_qs(urlparse(url).query)["schema"]
+        rows = app.backend.run_sql(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND datname = current_database() AND position(%s in query) > 0", [schema])
+    else:
+        return 0
+    return int(rows[0][0])
+
+
+def _ends_unblocked(app: App, future: Future[T]) -> bool:
+    """Waits until `future` is done (True) or its statement is seen waiting for a lock (False)."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        try:
+            future.result(timeout=0.05)
+            return True
+        except TimeoutError:
+            pass
+        if _lock_waits(app):
+            return False
+    raise AssertionError("the claim neither ended nor waited for a lock")
+
+
+def _during(app: App, point: str, enqueue: Callable[[], int], meanwhile: Callable[[], T]
+            ) -> tuple[int, T, bool]:
+    """Runs `enqueue` to `point`, `meanwhile` to its end in another thread, then the rest of
+    `enqueue`: (enqueue's id, meanwhile's result, whether `meanwhile` ended without waiting for
+    the paused enqueue's locks)."""
+    with ThreadPoolExecutor(2) as pool, paused_at(point) as gate:
+        enqueued = pool.submit(enqueue)
+        assert gate.reached.wait(DEADLINE), f"the enqueue never reached {point}"
+        other = pool.submit(meanwhile)
+        unblocked = _ends_unblocked(app, other)
+        gate.release()
+        return int(enqueued.result(DEADLINE)), other.result(DEADLINE), unblocked
+
+
+def _deadlocks(app: App) -> int:
+    retries = getattr(app.backend, "retries", None)
+    return 0 if retries is None else int(retries["deadlock"])
 
 
 @pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
@@ -22,3 +127,49 @@ def test_refused_enqueue_leaves_the_holders_keys(app: App) -> None:
     assert app.claim("w", limit=5) == [], "key 'a' runs its limit: its holder still holds it"
     app.complete(running)
     assert len(app.claim("w", limit=5)) == 1
+
+
+def _debounce(app: App, n: int) -> Callable[[], int]:
+    return lambda: app.enqueue("t", {"n": n}, queue="q", idempotency_key="k", unique="pending",
+                               on_conflict="replace")
+
+
+@pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
+def test_debounce_meets_a_claim_of_its_holder(app: App) -> None:
+    """Defects 2 and 3: a claim of the pending holder between key_holder and replace_pending
+    neither waits for the paused debounce (nor deadlocks with it), and the new payload is
+    queued: in the holder if the claim passed it over, else in a new pending job."""
+    first = _debounce(app, 1)()
+    second, claimed, unblocked = _during(
+        app, "debounce.holder_read", _debounce(app, 2),
+        lambda: app.claim("w", queues=["q"], limit=1, start=True))
+    assert unblocked, "the claim waited for the paused debounce's locks"
+    assert _deadlocks(app) == 0
+    if claimed:  # the claim took the holder: the payload goes to a new job
+        [running] = claimed
+        assert running.id == first and running.payload == {"n": 1}
+        assert second != first
+        job = app.get_job(second)
+        assert job is not None and job.status == Status.PENDING and job.payload == {"n": 2}
+    else:  # passed over while the debounce held it: the holder takes the payload
+        assert second == first
+        job = app.get_job(first)
+        assert job is not None and job.status == Status.PENDING and job.payload == {"n": 2}
+    pending = app.list_jobs(status="pending")
+    assert [(j.id, j.payload) for j in pending] == [(second, {"n": 2})]
+
+
+@pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
+def test_idempotent_enqueue_meets_a_claim_of_its_holder(app: App) -> None:
+    """Defect 3's other side: an enqueue stopped after reading its key's holder does not make a
+    claim of that holder wait or deadlock; a running holder still holds an 'active' key."""
+    first = app.enqueue("t", {"n": 1}, queue="q", idempotency_key="k", unique="active")
+    second, claimed, unblocked = _during(
+        app, "enqueue.key_checked",
+        lambda: app.enqueue("t", {"n": 2}, queue="q", idempotency_key="k", unique="active"),
+        lambda: app.claim("w", queues=["q"], limit=1, start=True))
+    assert unblocked, "the claim waited for the paused enqueue's locks"
+    assert _deadlocks(app) == 0
+    assert second == first
+    assert [j.id for j in claimed] == [first]
+    assert app.list_jobs(status="pending") == []

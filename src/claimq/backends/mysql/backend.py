@@ -680,6 +680,10 @@ class MySQLBackend(PlainOptionalParts):
                         "id": holder[0], "payload": job.payload_json, "now": params["now"],
                         "run_at": None if job.run_at is None else _naive(job.run_at),
                         "delay_us": _micros(job.delay)})
+                    if cur.rowcount != 1:
+                        # A claim took the holder since key_holder read it (the key's row
+                        # lock keeps enqueues out, not claims): look at the holder again.
+                        continue
                 return int(holder[0]), False
             # (else the key's job finished longer ago than the retention window: take it over)
             [job_id] = self._insert_rows(cur, [job])
