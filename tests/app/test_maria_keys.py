@@ -80,6 +80,16 @@ def _lock_waits(app: App) -> int:
     return int(rows[0][0])
 
 
+def _running(app: App, statement: str, for_ms: int) -> bool:
+    """Whether a statement of this MariaDB database containing `statement` has been running for
+    `for_ms` ms (it waits for a lock, having taken the ones it takes first)."""
+    rows = app.backend.run_sql(
+        "SELECT COUNT(*) FROM information_schema.processlist WHERE db = DATABASE()"
+        " AND id <> CONNECTION_ID() AND command = 'Query' AND time_ms >= %s"
+        " AND LOCATE(%s, info) > 0", [for_ms, statement])
+    return bool(rows[0][0])
+
+
 def _ends_unblocked(app: App, future: Future[T]) -> bool:
     """Waits until `future` is done (True) or its statement is seen waiting for a lock (False)."""
     deadline = time.monotonic() + DEADLINE
@@ -173,3 +183,57 @@ def test_idempotent_enqueue_meets_a_claim_of_its_holder(app: App) -> None:
     assert second == first
     assert [j.id for j in claimed] == [first]
     assert app.list_jobs(status="pending") == []
+
+
+def _wait_running(app: App, statement: str, future: Future[T]) -> None:
+    """Waits until `statement`, sent by the call behind `future`, has been waiting for a lock
+    for 200 ms (the call must not end first)."""
+    deadline = time.monotonic() + DEADLINE
+    while not _running(app, statement, 200):
+        assert not future.done(), f"ended without waiting for a lock: {future.result()!r}"
+        assert time.monotonic() < deadline, f"{statement!r} never waited for a lock"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("db_url", ["mariadb"], indirect=True)
+def test_claim_and_debounce_take_locks_in_one_order(app: App) -> None:
+    """Defect 3: a claim holding its chosen row (paused before its UPDATE) and a debounce of that
+    row waiting for it. The debounce must not hold an index record the claim's UPDATE needs (a
+    deadlock, 1213, that the claim may lose); once the claim commits, the debounce's replace
+    matches nothing and its payload goes to a new job (defect 2)."""
+    first = _debounce(app, 1)()
+    with ThreadPoolExecutor(2) as pool, paused_at("claim.candidates") as gate:
+        claim = pool.submit(lambda: app.claim("w", queues=["q"], limit=1, start=True))
+        assert gate.reached.wait(DEADLINE), "the claim never reached claim.candidates"
+        debounce = pool.submit(_debounce(app, 2))
+        _wait_running(app, "SET payload", debounce)  # replace_pending waits for the claim's row
+        gate.release()
+        claimed = claim.result(DEADLINE)
+        second = debounce.result(DEADLINE)
+    assert _deadlocks(app) == 0, "the claim and the debounce deadlocked"
+    assert [(j.id, j.payload) for j in claimed] == [(first, {"n": 1})]
+    assert second != first
+    pending = app.list_jobs(status="pending")
+    assert [(j.id, j.payload) for j in pending] == [(second, {"n": 2})]
+
+
+@pytest.mark.parametrize("db_url", ["mariadb"], indirect=True)
+def test_a_claim_outlasts_a_burst_of_deadlocks(app: App, monkeypatch: pytest.MonkeyPatch
+                                               ) -> None:
+    """Defect 3's last word: a claim that meets deadlocks (1213) is rolled back and tried again,
+    more times than the six a lock-wait timeout gets (a worker's claim died after six)."""
+    backend = app.backend
+    job_id = app.enqueue("t", {}, queue="q")
+    real = backend._claim
+    left = [10]
+
+    def deadlocking(cur: object, request: object) -> object:
+        if left[0]:
+            left[0] -= 1
+            raise backend._driver.OperationalError(
+                1213, "Deadlock found when trying to get lock; try restarting transaction")
+        return real(cur, request)
+
+    monkeypatch.setattr(backend, "_claim", deadlocking)
+    assert [j.id for j in app.claim("w", queues=["q"], limit=1)] == [job_id]
+    assert _deadlocks(app) == 10

@@ -84,7 +84,11 @@ from claimq.job import DeadReason, Job, Status
 _Q = load_queries("claimq.backends.mysql")
 _MIGRATIONS = load_migrations("claimq.backends.mysql")
 _FOUND_ROWS = 2  # CLIENT_FOUND_ROWS: an UPDATE's row count is the rows it matched
-ATTEMPTS = 6  # tries of one transaction that meets a deadlock or a lock-wait timeout
+ATTEMPTS = 6  # tries of one transaction that meets lock-wait timeouts (each waits the timeout)
+# Tries of one that meets deadlocks: the victim is rolled back at once, so a claim caught in a
+# burst of them (issue 24: a worker's claim died of one after six) tries on, briefly paced.
+DEADLOCK_ATTEMPTS = 30
+RETRY_PAUSE = 0.05  # the longest pause between two tries (jittered, doubling from 4 ms)
 LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a claim's queues
 INSERT_CHUNK_ROWS = 1000  # rows per multi-row INSERT
 INSERT_CHUNK_BYTES = 4 * 1024 * 1024  # payload bytes per multi-row INSERT (max_allowed_packet)
@@ -393,7 +397,7 @@ class MySQLBackend(PlainOptionalParts):
         rolls it back and runs it again (counted in `retries`), so neither reaches the caller
         unless it keeps happening (then DatabaseUnavailable)."""
         fresh = False
-        for attempt in range(1, ATTEMPTS + 1):
+        for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
             with self._connection(fresh) as conn:
                 cur = conn.cursor()
                 begun = False
@@ -408,9 +412,11 @@ class MySQLBackend(PlainOptionalParts):
                     if code not in BROKEN:
                         with suppress(self._error_types):
                             conn.rollback()
-                    if code in RETRYABLE and attempt < ATTEMPTS:
+                    tries = DEADLOCK_ATTEMPTS if code == DEADLOCK else ATTEMPTS
+                    if code in RETRYABLE and attempt < tries:
                         self._count_retry(code)
-                        continue_after = random.uniform(0, 0.002 * 2**attempt)  # noqa: S311
+                        continue_after = random.uniform(  # noqa: S311
+                            0, min(RETRY_PAUSE, 0.002 * 2**attempt))
                     elif code in BROKEN and not begun and not fresh:
                         # A pooled connection that died while idle: nothing was sent on it,
                         # so a new connection runs the transaction from the start.
