@@ -84,7 +84,11 @@ from claimq.job import DeadReason, Job, Status
 _Q = load_queries("claimq.backends.mysql")
 _MIGRATIONS = load_migrations("claimq.backends.mysql")
 _FOUND_ROWS = 2  # CLIENT_FOUND_ROWS: an UPDATE's row count is the rows it matched
-ATTEMPTS = 6  # tries of one transaction that meets a deadlock or a lock-wait timeout
+ATTEMPTS = 6  # tries of one transaction that meets lock-wait timeouts (each waits the timeout)
+# Tries of one that meets deadlocks: the victim is rolled back at once, so a claim caught in a
+# burst of them (issue 24: a worker's claim died of one after six) tries on, briefly paced.
+DEADLOCK_ATTEMPTS = 30
+RETRY_PAUSE = 0.05  # the longest pause between two tries (jittered, doubling from 4 ms)
 LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a claim's queues
 INSERT_CHUNK_ROWS = 1000  # rows per multi-row INSERT
 INSERT_CHUNK_BYTES = 4 * 1024 * 1024  # payload bytes per multi-row INSERT (max_allowed_packet)
@@ -393,7 +397,7 @@ class MySQLBackend(PlainOptionalParts):
         rolls it back and runs it again (counted in `retries`), so neither reaches the caller
         unless it keeps happening (then DatabaseUnavailable)."""
         fresh = False
-        for attempt in range(1, ATTEMPTS + 1):
+        for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
             with self._connection(fresh) as conn:
                 cur = conn.cursor()
                 begun = False
@@ -408,9 +412,11 @@ class MySQLBackend(PlainOptionalParts):
                     if code not in BROKEN:
                         with suppress(self._error_types):
                             conn.rollback()
-                    if code in RETRYABLE and attempt < ATTEMPTS:
+                    tries = DEADLOCK_ATTEMPTS if code == DEADLOCK else ATTEMPTS
+                    if code in RETRYABLE and attempt < tries:
                         self._count_retry(code)
-                        continue_after = random.uniform(0, 0.002 * 2**attempt)  # noqa: S311
+                        continue_after = random.uniform(  # noqa: S311
+                            0, min(RETRY_PAUSE, 0.002 * 2**attempt))
                     elif code in BROKEN and not begun and not fresh:
                         # A pooled connection that died while idle: nothing was sent on it,
                         # so a new connection runs the transaction from the start.
@@ -601,15 +607,19 @@ class MySQLBackend(PlainOptionalParts):
         for queue in sorted(keyed):
             self._mark_keyed(cur, queue)
         plain_ids = iter(self._insert_rows(cur, plain))
-        ids = [
-            next(plain_ids) if j.idempotency_key is None else self._insert_keyed(cur, j, retention)
-            for j in jobs
-        ]
-        if keyed:
-            items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit, j.flow.sequence_key,
-                      None if j.flow.sequence_wait is None else int(j.flow.sequence_wait),
-                      j.flow.rate_key]
-                     for i, j in zip(ids, jobs, strict=True) if j.flow is not None and _keyed(j)]
+        ids: list[int] = []
+        inserted: list[bool] = []  # a held key's id is its holder's: the holder's keys stay
+        for j in jobs:
+            job_id, new = ((next(plain_ids), True) if j.idempotency_key is None
+                           else self._insert_keyed(cur, j, retention))
+            ids.append(job_id)
+            inserted.append(new)
+        items = [[i, j.flow.concurrency_key, j.flow.concurrency_limit, j.flow.sequence_key,
+                  None if j.flow.sequence_wait is None else int(j.flow.sequence_wait),
+                  j.flow.rate_key]
+                 for i, j, new in zip(ids, jobs, inserted, strict=True)
+                 if new and j.flow is not None and _keyed(j)]
+        if items:
             cur.execute(_Q.set_job_keys, {"items": _dumps(items),
                                           "ids": tuple(item[0] for item in items)})
         return ids
@@ -647,10 +657,11 @@ class MySQLBackend(PlainOptionalParts):
             start = end
         return ids
 
-    def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
-        """The id of the job still holding `job`'s idempotency key under its `unique` scope
-        (with on_conflict="replace", a pending holder first takes `job`'s payload and run_at),
-        else of `job`, inserted and made the key's holder."""
+    def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> tuple[int, bool]:
+        """`job`'s id and whether it was inserted: the id of the job still holding `job`'s
+        idempotency key under its `unique` scope and False (with on_conflict="replace", a
+        pending holder first takes `job`'s payload and run_at), else the id of `job`, inserted
+        and made the key's holder, and True."""
         flow = job.flow or NO_FLOW
         if flow.unique_for is not None:
             retention = flow.unique_for  # unique="until_done" for this long after finishing
@@ -663,21 +674,27 @@ class MySQLBackend(PlainOptionalParts):
             # than each take a shared lock from a refused INSERT and deadlock upgrading it.
             cur.execute(_Q.key_holder, params)
             holder = cur.fetchone()
+            pause("enqueue.key_checked")
             if holder is None:
                 cur.execute(_Q.claim_key, params)
                 if cur.rowcount != 1:
                     continue  # another enqueue took the key meanwhile: read its holder
             elif holder[1]:
                 if flow.on_conflict == "replace" and holder[2] == Status.PENDING:
+                    pause("debounce.holder_read")
                     cur.execute(_Q.replace_pending, {
                         "id": holder[0], "payload": job.payload_json, "now": params["now"],
                         "run_at": None if job.run_at is None else _naive(job.run_at),
                         "delay_us": _micros(job.delay)})
-                return int(holder[0])
+                    if cur.rowcount != 1:
+                        # A claim took the holder since key_holder read it (the key's row
+                        # lock keeps enqueues out, not claims): look at the holder again.
+                        continue
+                return int(holder[0]), False
             # (else the key's job finished longer ago than the retention window: take it over)
             [job_id] = self._insert_rows(cur, [job])
             cur.execute(_Q.set_key_holder, {**params, "job_id": job_id})
-            return job_id
+            return job_id, True
         raise ClaimqError(f"could not settle idempotency key {job.idempotency_key!r}")
 
     # -- claim and the owner's transitions -----------------------------------------------------

@@ -851,10 +851,12 @@ class PostgresBackend:
             if row is not None:
                 return int(row["id"])
             holder = cur.execute(self._q.key_holder, params).fetchone()
+            pause("enqueue.key_checked")
             if holder is None:
                 continue  # the holder vanished between the two statements: insert again
             if holder["holds"]:
                 if flow.on_conflict == "replace" and holder["status"] == Status.PENDING:
+                    pause("debounce.holder_read")
                     # Debounce. The key row's lock keeps other enqueues out; a claim that took
                     # the job meanwhile leaves zero rows, and the holder is looked at again.
                     replaced = cur.execute(

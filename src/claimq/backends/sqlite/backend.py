@@ -513,10 +513,12 @@ class SQLiteBackend(PlainOptionalParts):
                   "since": now - period if flow.unique == "until_done" else None}
         # by position: the caller's connection (conn=) may have no row factory
         holder = conn.execute(_Q.key_holder, params).fetchone()
+        pause("enqueue.key_checked")
         if holder is None or not holder[1]:
             return None
         job_id, _, status = holder
         if flow.on_conflict == "replace" and status == Status.PENDING:
+            pause("debounce.holder_read")  # (the writer lock keeps claims out until commit)
             conn.execute(_Q.replace_pending, {"id": job_id, "payload": job.payload_json,
                                               "run_at": run_at, "now": now}).fetchall()
         return int(job_id)

@@ -1,6 +1,8 @@
 -- Takes the locked candidates. Each job's token is the claim's random part and its id. With
--- start, the job goes straight to processing.
-UPDATE claimq_jobs
+-- start, the job goes straight to processing. By PRIMARY, whose records the claim already holds
+-- (through the in-flight index it would lock index records before rows: deadlocks with a
+-- debounce or another write that holds the row).
+UPDATE claimq_jobs FORCE INDEX (PRIMARY)
 SET status = IF(%(start)s, 'processing', 'fetched'),
     attempts = attempts + IF(%(start)s, 1, 0),
     started_at = IF(%(start)s, {now}, NULL),
