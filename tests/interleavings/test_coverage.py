@@ -29,7 +29,7 @@ def test_points_are_literal_and_named_operation_dot_point() -> None:
     bad = []
     for path in SRC.rglob("*.py"):
         for line in path.read_text().splitlines():
-            call = re.search(r"(?<![\w.])pause\((.*)\)", line)
+            call = re.search(r"(?<![\w.])pause\(([^)]*)\)", line)
             if call is None or line.lstrip().startswith(("def ", "#")):
                 continue
             literal = re.fullmatch(r"""\s*["']([^"']*)["']\s*""", call.group(1))

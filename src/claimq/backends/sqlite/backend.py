@@ -679,21 +679,24 @@ class SQLiteBackend(PlainOptionalParts):
             return [Started(r["id"], r["attempts"]) for r in conn.execute(_Q.start, params)]
 
     def heartbeat(self, owned: Sequence[Owned], lease: float | None) -> HeartbeatResult:
-        return self._renew(owned, lease, "heartbeat.locked")
+        return self._renew(owned, lease, confirming=False)
 
     def confirm_owned(self, owned: Owned, lease: float | None) -> HeartbeatResult:
         # One writer at a time: a heartbeat under way is waited for (the busy timeout) like
         # any write, and a heartbeat never answers busy here.
         pause("ensure_owned.read")
-        return self._renew([owned], lease, "ensure_owned.locked")
+        return self._renew([owned], lease, confirming=True)
 
-    def _renew(self, owned: Sequence[Owned], lease: float | None, point: str
+    def _renew(self, owned: Sequence[Owned], lease: float | None, *, confirming: bool
                ) -> HeartbeatResult:
         result = HeartbeatResult()
         if not owned:
             return result
         with self._write() as conn:
-            pause(point)
+            if confirming:
+                pause("ensure_owned.locked")
+            else:
+                pause("heartbeat.locked")
             params = {"items": _pairs(owned), "now": self._time(), "lease": lease}
             for row in conn.execute(_Q.heartbeat, params).fetchall():
                 result.alive.add(row["id"])
