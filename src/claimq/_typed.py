@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from claimq._validate import UnstorableNumber
 from claimq.errors import InvalidInput, Permanent
 
 
@@ -164,3 +165,140 @@ def wrap(fn: Callable[..., Any], args: Arguments) -> Callable[..., Any]:
         return fn(*a, **args.load(kwargs))
 
     return rebuilt
+
+
+# -- the handler's parameters: what a job's arguments must fit -------------------------------
+
+RESERVED = frozenset({"conn"})  # task.enqueue()'s own keyword: no handler parameter may take it
+_NONE = type(None)
+# Simple annotations checked at enqueue: a payload holds JSON values, so these are all there is.
+_SIMPLE: dict[Any, Callable[[Any], bool]] = {
+    int: lambda v: type(v) is int or (isinstance(v, int) and not isinstance(v, bool)),
+    float: lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    str: lambda v: isinstance(v, str),
+    bool: lambda v: isinstance(v, bool),
+    list: lambda v: isinstance(v, list | tuple),
+    tuple: lambda v: isinstance(v, list | tuple),
+    dict: lambda v: isinstance(v, Mapping),
+    _NONE: lambda v: v is None,
+    None: lambda v: v is None,
+}
+
+
+def _simple_check(hint: Any) -> Callable[[Any], bool] | None:
+    """A cheap predicate for a simple annotation (int, float, str, bool, list[...], dict[...],
+    None, Literal[...] and unions of them), or None: not checked (Any, classes, TypeVars, …)."""
+    try:
+        if hint in _SIMPLE:
+            return _SIMPLE[hint]
+    except TypeError:  # an unhashable annotation
+        return None
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        allowed = typing.get_args(hint)
+        return lambda v: any(v == a and type(v) is type(a) for a in allowed)
+    if origin in (typing.Union, types.UnionType):
+        members = [_simple_check(a) for a in typing.get_args(hint)]
+        if any(m is None for m in members):
+            return None
+        checks = typing.cast(list[Callable[[Any], bool]], members)
+        return lambda v: any(check(v) for check in checks)
+    if origin in (list, tuple, dict) and origin in _SIMPLE:
+        return _SIMPLE[origin]  # the container only: its items are the handler's business
+    return None
+
+
+def _label(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+class Parameters:
+    """The parameters a handler takes from a job's payload, read once at registration: which
+    names it accepts, which it requires, which bind positionally (task.enqueue(7)), and cheap
+    type checks where a simple annotation says what a value must be. `check` refuses a payload
+    that the worker's call would refuse (InvalidInput at enqueue, not a dead letter later)."""
+
+    __slots__ = ("any_keyword", "checks", "listed", "names", "positional", "required", "task")
+
+    def __init__(self, task: str, fn: Callable[..., Any], skip_first: bool) -> None:
+        self.task = task
+        self.names: frozenset[str] = frozenset()
+        self.listed = ""  # the names, in the handler's order, for error messages
+        self.required: frozenset[str] = frozenset()
+        self.positional: tuple[str, ...] = ()
+        self.any_keyword = True
+        self.checks: dict[str, tuple[Callable[[Any], bool], Any, bool]] = {}
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # no signature to read (a builtin): nothing to check
+            return
+        params = list(signature.parameters.values())[1 if skip_first else 0:]
+        kinds = inspect.Parameter
+        for p in params:
+            if p.name in RESERVED and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD):
+                raise InvalidInput(
+                    f"task {task!r}: a handler parameter may not be named {p.name!r}: "
+                    f"`{p.name}=` is task.enqueue()'s own keyword (the caller's connection); "
+                    "rename the parameter")
+            if p.kind is kinds.POSITIONAL_ONLY and p.default is p.empty:
+                raise InvalidInput(
+                    f"task {task!r}: parameter {p.name!r} is positional-only, but a job's "
+                    "arguments are passed to the handler by name; drop the `/`")
+        named = [p for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)]
+        self.names = frozenset(p.name for p in named)
+        self.listed = ", ".join(p.name for p in named)
+        self.required = frozenset(p.name for p in named if p.default is p.empty)
+        self.positional = tuple(p.name for p in named if p.kind is kinds.POSITIONAL_OR_KEYWORD)
+        self.any_keyword = any(p.kind is kinds.VAR_KEYWORD for p in params)
+        hints = _hints(inspect.unwrap(fn))
+        for p in named:
+            hint = hints.get(p.name)
+            check = None if hint is None or _mentions_typed(hint) else _simple_check(hint)
+            if check is not None:
+                self.checks[p.name] = (check, hint, p.default is None)
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """task.enqueue()'s positional arguments named after the handler's parameters, in
+        order, with its keyword arguments."""
+        if len(args) > len(self.positional):
+            takes = ", ".join(self.positional) or "none"
+            raise InvalidInput(
+                f"task {self.task!r} takes {len(self.positional)} positional argument(s) "
+                f"({takes}), got {len(args)}")
+        payload = dict(zip(self.positional, args, strict=False))
+        for name in kwargs:
+            if name in payload:
+                raise InvalidInput(f"task {self.task!r} got two values for argument {name!r}")
+        payload.update(kwargs)
+        return payload
+
+    def check(self, payload: object) -> None:
+        """Raises InvalidInput unless the payload fits the handler: no unknown argument, none
+        missing, and those with a simple annotation of the right type. A payload that is not
+        a mapping is left to the payload check."""
+        if not isinstance(payload, Mapping):
+            return
+        if not self.any_keyword and not self.names.issuperset(payload):
+            unknown = sorted(map(str, set(payload) - self.names))
+            self._refuse(f"unknown argument(s) {', '.join(map(repr, unknown))}")
+        if not self.required.issubset(payload):
+            missing = sorted(self.required - set(payload))
+            self._refuse(f"missing argument(s) {', '.join(map(repr, missing))}")
+        for name, (check, hint, none_default) in self.checks.items():
+            if name in payload:
+                value = payload[name]
+                if isinstance(value, UnstorableNumber):
+                    continue  # the payload check names it, and why
+                if not check(value) and not (value is None and none_default):
+                    self._refuse(f"argument {name!r} must be {_label(hint)}, got "
+                                 f"{type(value).__name__} {_validate_short(value)}")
+
+    def _refuse(self, problem: str) -> typing.NoReturn:
+        takes = ", ".join(filter(None, (self.listed, "**kwargs" if self.any_keyword else "")))
+        raise InvalidInput(f"arguments of task {self.task!r} do not fit the handler's "
+                           f"parameters: {problem} (it takes: {takes or 'nothing'})")
+
+
+def _validate_short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -322,8 +322,7 @@ class App:
                 if value is not None and value != ():
                     base[key] = value
             options = base
-            if task.arguments is not None:
-                options["payload"] = task.arguments.dump(options.get("payload"))
+            options["payload"] = task.dump_arguments(options.get("payload"))
             options.update(task.flow_options(options["payload"], options))
         else:
             options = {"task": task, **options}
@@ -355,8 +354,10 @@ class App:
                 payload_limit=self.payload_limit,
             )
         else:
-            if task.arguments is not None and isinstance(item, Mapping):
-                item = {**item, "payload": task.arguments.dump(item.get("payload"))}
+            if isinstance(item, Mapping):
+                payload = item.get("payload")
+                if (dumped := task.dump_arguments(payload)) is not payload:
+                    item = {**item, "payload": dumped}
             if (task.concurrency_key is not None or task.sequence_key is not None
                     or task.rate_key is not None):
                 spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above

@@ -6,13 +6,14 @@ import functools
 import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar
 
 from claimq import _validate
+from claimq._typed import Parameters
 from claimq.errors import InvalidInput
 from claimq.retry import DEFAULT_RETRY, RetryPolicy
 
@@ -64,13 +65,24 @@ class Task(Generic[P, R]):
     sequence_key: str | None = None  # the payload field whose value is the sequence key
     on_failure: str | None = None  # a sequence's failed job: "wait" (the default) or "skip"
     rate_key: str | None = None  # the payload field whose value is the rate key
+    # What the handler takes, read from its signature once (at registration; copies share it).
+    parameters: Parameters | None = field(default=None, compare=False, repr=False)
 
-    def dump_arguments(self, payload: Any, *, partial: bool = False) -> dict[str, Any]:
-        """The payload as stored: typed arguments validated (InvalidInput) and dumped to JSON;
-        unless `partial`, checked against the handler's parameters too."""
-        if self.arguments is None:
-            return dict(payload or {})
-        return self.arguments.dump(payload, partial=partial)
+    def __post_init__(self) -> None:
+        if self.parameters is None:
+            object.__setattr__(self, "parameters",
+                               Parameters(self.name, self.fn, self.wants_context))
+
+    def dump_arguments(self, payload: Any, *, partial: bool = False) -> Any:
+        """The payload as stored: unless `partial`, checked against the handler's parameters
+        (unknown, missing, or of the wrong simple type: InvalidInput); typed arguments
+        validated and dumped to JSON. A payload that is not a mapping comes back as it is,
+        for the payload check to refuse."""
+        if not partial and self.parameters is not None:
+            self.parameters.check(payload)
+        if self.arguments is None or not (payload is None or isinstance(payload, Mapping)):
+            return payload
+        return self.arguments.dump(payload, partial=True)
 
     @functools.cached_property
     def is_async(self) -> bool:
@@ -95,11 +107,11 @@ class Task(Generic[P, R]):
                 _OPTION_CHECKS[name](value)
         return replace(self, options=merged)
 
-    def _job_options(self, **kwargs: Any) -> dict[str, Any]:
+    def _job_options(self, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         o = self.options
         return {
             "task": self.name,
-            "payload": kwargs,
+            "payload": {} if payload is None else payload,
             "queue": o.queue or self.queue,
             "priority": self.priority if o.priority is None else o.priority,
             "run_at": o.run_at,
@@ -141,13 +153,25 @@ class Task(Generic[P, R]):
         value = json.dumps(payload[field_name], sort_keys=True, default=str)
         return f"{field_name}={value}"[:_validate.MAX_KEY_LEN]
 
-    def enqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
-        """Queue one job whose payload is these keyword arguments; returns its id, a JobHandle
-        (an int that can also wait for the result: `task.enqueue(...).result(timeout=5)`)."""
-        return self.app.enqueue(conn=conn, **self._job_options(**kwargs))
+    def _payload(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if not args or self.parameters is None:
+            if args:
+                raise InvalidInput(f"task {self.name!r} takes its arguments by name")
+            return kwargs
+        return self.parameters.bind(args, kwargs)
 
-    async def aenqueue(self, conn: Any = None, **kwargs: Any) -> JobHandle:
-        return await self.app.aenqueue(conn=conn, **self._job_options(**kwargs))
+    def enqueue(self, *args: Any, conn: Any = None, **kwargs: Any) -> JobHandle:
+        """Queue one job whose payload is these arguments, as the handler takes them
+        (positionals bound to its parameters by name; checked against its signature:
+        InvalidInput); returns its id, a JobHandle (an int that can also wait for the result:
+        `task.enqueue(...).result(timeout=5)`). `conn` (keyword only): the caller's connection,
+        to write the job inside its transaction."""
+        return self.app.enqueue(conn=conn, **self._job_options(self._payload(args, kwargs)))
+
+    async def aenqueue(self, *args: Any, conn: Any = None, **kwargs: Any) -> JobHandle:
+        """Async enqueue(): the same arguments."""
+        return await self.app.aenqueue(
+            conn=conn, **self._job_options(self._payload(args, kwargs)))
 
 
 _OPTION_CHECKS: dict[str, Callable[[Any], object]] = {

@@ -188,7 +188,12 @@ def test_task_object_enqueue_rejects(app: App) -> None:
     def add(x: int, y: int) -> int:
         return x + y
 
-    rejects(app, lambda a: add.enqueue(x={1}, y=2), "not JSON-serialisable")
+    @app.task(name="tasks.echo")
+    def echo(value: object) -> object:
+        return value
+
+    rejects(app, lambda a: echo.enqueue(value={1}), "not JSON-serialisable")
+    rejects(app, lambda a: add.enqueue(x={1}, y=2), "argument 'x' must be int, got set")
     rejects(app, lambda a: add.with_options(delay=-3).enqueue(x=1, y=2), "delay must be >= 0")
     rejects(app, lambda a: add.with_options(bogus=1), "unknown job option")
     rejects(app, lambda a: add.with_options(run_at=NAIVE).enqueue(x=1, y=2), "timezone-aware")

@@ -50,10 +50,12 @@ def test_a_registered_task_takes_its_defaults(cli: Cli, app: App) -> None:
     _write_app(cli)
     plain, dotted, overridden, bulk = cli.many(
         ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--payload", '{"user_id": 1}'],
-        ["enqueue", "myapp.send_welcome", "--app", "myapp:registry.app"],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:registry.app", "--payload",
+         '{"user_id": 2}'],
         ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--queue", "other",
-         "--priority", "1", "--max-attempts", "2"],
-        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--count", "3", "--json"],
+         "--priority", "1", "--max-attempts", "2", "--payload", '{"user_id": 3}'],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--count", "3", "--json",
+         "--payload", '{"user_id": 4}'],
     )
     for result in (plain, dotted):
         job = app.get_job(int(result.ok().out))
@@ -67,6 +69,25 @@ def test_a_registered_task_takes_its_defaults(cli: Cli, app: App) -> None:
         job = app.get_job(job_id)
         assert (job.queue, job.priority, job.max_attempts, job.timeout) == ("mail", 7, 5, 30)
     assert not (cli.cwd / "never-used.db").exists(), "--database wins over the app's own URL"
+
+
+def test_arguments_that_do_not_fit_the_handler_are_refused(cli: Cli, app: App) -> None:
+    """Issue 24: with --app, the payload must fit the handler (exit 2, nothing written),
+    not be accepted and then dead-lettered by the worker."""
+    _write_app(cli)
+    unknown, missing, wrong_type, bulk = cli.many(
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--payload", '{"uid": 7}'],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app"],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--payload",
+         '{"user_id": "7"}'],
+        ["enqueue", "myapp.send_welcome", "--app", "myapp:app", "--count", "3", "--payload",
+         '{"user_id": 1, "tone": "warm"}'],
+    )
+    unknown.usage_error("unknown argument(s) 'uid'", "it takes: user_id")
+    missing.usage_error("missing argument(s) 'user_id'")
+    wrong_type.usage_error("argument 'user_id' must be int, got str '7'")
+    bulk.usage_error("unknown argument(s) 'tone'")
+    assert app.list_jobs() == [] and app.queues() == []
 
 
 def test_without_an_app_nothing_is_checked_and_help_says_so(cli: Cli, app: App) -> None:

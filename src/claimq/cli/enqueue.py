@@ -62,11 +62,12 @@ def enqueue(
 ) -> None:
     """Queue a job of TASK (a task name); prints its id.
 
-    With --app, TASK must be one of that app's tasks (else exit 2, nothing written), and the
-    task's defaults (queue, priority, max attempts, timeout; its retry policy is the worker's)
-    apply unless given here; the app's database is used unless --database is given. Without
-    --app nothing checks TASK: the job is stored under that name on queue `default` with 20
-    attempts, and a worker that has no such task dead-letters it (unknown_task).
+    With --app, TASK must be one of that app's tasks and --payload must fit its handler's
+    parameters (else exit 2, nothing written), and the task's defaults (queue, priority, max
+    attempts, timeout; its retry policy is the worker's) apply unless given here; the app's
+    database is used unless --database is given. Without --app nothing checks TASK: the job
+    is stored under that name on queue `default` with 20 attempts, and a worker that has no
+    such task dead-letters it (unknown_task).
     """
     app = _app() if app_path is None else _use_app(app_path)
     if app_path is not None and task not in app.tasks:
