@@ -185,27 +185,39 @@ _SIMPLE: dict[Any, Callable[[Any], bool]] = {
 }
 
 
-def _simple_check(hint: Any) -> Callable[[Any], bool] | None:
-    """A cheap predicate for a simple annotation (int, float, str, bool, list[...], dict[...],
-    None, Literal[...] and unions of them), or None: not checked (Any, classes, TypeVars, …)."""
+def _simple_check(hint: Any) -> tuple[frozenset[type], Callable[[Any], bool]] | None:
+    """A cheap check of a simple annotation (int, float, str, bool, list[...], dict[...], None,
+    Literal[...] and unions of them): the exact types that pass at once (one set lookup, the
+    common case), and the predicate that decides the rest; None: not checked (Any, classes,
+    TypeVars, …)."""
     try:
         if hint in _SIMPLE:
-            return _SIMPLE[hint]
+            exact = _EXACT[_NONE if hint is None else hint]
+            return exact, _SIMPLE[hint]
     except TypeError:  # an unhashable annotation
         return None
     origin = typing.get_origin(hint)
     if origin is typing.Literal:
         allowed = typing.get_args(hint)
-        return lambda v: any(v == a and type(v) is type(a) for a in allowed)
+        return frozenset(), lambda v: any(v == a and type(v) is type(a) for a in allowed)
     if origin in (typing.Union, types.UnionType):
         members = [_simple_check(a) for a in typing.get_args(hint)]
         if any(m is None for m in members):
             return None
-        checks = typing.cast(list[Callable[[Any], bool]], members)
-        return lambda v: any(check(v) for check in checks)
-    if origin in (list, tuple, dict) and origin in _SIMPLE:
-        return _SIMPLE[origin]  # the container only: its items are the handler's business
+        known = typing.cast(list[tuple[frozenset[type], Callable[[Any], bool]]], members)
+        exact = frozenset().union(*(m[0] for m in known))
+        checks = tuple(m[1] for m in known)
+        return exact, lambda v: any(check(v) for check in checks)
+    if origin in (list, tuple, dict):
+        return _EXACT[origin], _SIMPLE[origin]  # the container: its items are the handler's
     return None
+
+
+_EXACT: dict[Any, frozenset[type]] = {
+    int: frozenset({int}), float: frozenset({int, float}), str: frozenset({str}),
+    bool: frozenset({bool}), list: frozenset({list, tuple}), tuple: frozenset({list, tuple}),
+    dict: frozenset({dict}), _NONE: frozenset({_NONE}),
+}
 
 
 def _label(hint: Any) -> str:
@@ -227,7 +239,8 @@ class Parameters:
         self.required: frozenset[str] = frozenset()
         self.positional: tuple[str, ...] = ()
         self.any_keyword = True
-        self.checks: dict[str, tuple[Callable[[Any], bool], Any, bool]] = {}
+        # name -> (types that pass at once, the predicate for the rest, annotation, default None)
+        self.checks: dict[str, tuple[frozenset[type], Callable[[Any], bool], Any, bool]] = {}
         try:
             signature = inspect.signature(fn)
         except (TypeError, ValueError):  # no signature to read (a builtin): nothing to check
@@ -255,7 +268,7 @@ class Parameters:
             hint = hints.get(p.name)
             check = None if hint is None or _mentions_typed(hint) else _simple_check(hint)
             if check is not None:
-                self.checks[p.name] = (check, hint, p.default is None)
+                self.checks[p.name] = (*check, hint, p.default is None)
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """task.enqueue()'s positional arguments named after the handler's parameters, in
@@ -276,7 +289,7 @@ class Parameters:
         """Raises InvalidInput unless the payload fits the handler: no unknown argument, none
         missing, and those with a simple annotation of the right type. A payload that is not
         a mapping is left to the payload check."""
-        if not isinstance(payload, Mapping):
+        if type(payload) is not dict and not isinstance(payload, Mapping):
             return
         if not self.any_keyword and not self.names.issuperset(payload):
             unknown = sorted(map(str, set(payload) - self.names))
@@ -284,14 +297,15 @@ class Parameters:
         if not self.required.issubset(payload):
             missing = sorted(self.required - set(payload))
             self._refuse(f"missing argument(s) {', '.join(map(repr, missing))}")
-        for name, (check, hint, none_default) in self.checks.items():
+        for name, (exact, check, hint, none_default) in self.checks.items():
             if name in payload:
                 value = payload[name]
+                if type(value) in exact or check(value) or (value is None and none_default):
+                    continue
                 if isinstance(value, UnstorableNumber):
                     continue  # the payload check names it, and why
-                if not check(value) and not (value is None and none_default):
-                    self._refuse(f"argument {name!r} must be {_label(hint)}, got "
-                                 f"{type(value).__name__} {_validate_short(value)}")
+                self._refuse(f"argument {name!r} must be {_label(hint)}, got "
+                             f"{type(value).__name__} {_validate_short(value)}")
 
     def _refuse(self, problem: str) -> typing.NoReturn:
         takes = ", ".join(filter(None, (self.listed, "**kwargs" if self.any_keyword else "")))
