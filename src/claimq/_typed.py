@@ -289,7 +289,9 @@ class Parameters:
         """Raises InvalidInput unless the payload fits the handler: no unknown argument, none
         missing, and those with a simple annotation of the right type. A payload that is not
         a mapping is left to the payload check."""
-        if type(payload) is not dict and not isinstance(payload, Mapping):
+        if payload is None:
+            payload = {}  # no payload: no arguments
+        elif type(payload) is not dict and not isinstance(payload, Mapping):
             return
         if not self.any_keyword and not self.names.issuperset(payload):
             unknown = sorted(map(str, set(payload) - self.names))

@@ -67,6 +67,7 @@ def test_arguments_that_do_not_fit_are_refused_at_every_entry_point(
         lambda: asyncio.run(send_welcome.aenqueue(**payload)),
         lambda: send_welcome.with_options(priority=3).enqueue(**payload),
         lambda: app.enqueue("myapp.send_welcome", payload),
+        lambda: app.enqueue("myapp.send_welcome", payload or None),
         lambda: app.enqueue(send_welcome, payload),
         lambda: asyncio.run(app.aenqueue("myapp.send_welcome", payload)),
         lambda: app.enqueue_many([{"task": "myapp.send_welcome", "payload": {"user_id": 1}},

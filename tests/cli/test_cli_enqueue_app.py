@@ -103,9 +103,10 @@ def test_enqueue_many_gives_registered_names_their_defaults(app: App) -> None:
     def mail(to: str) -> None: ...
 
     small = app.enqueue_many([{"task": "tasks.mail", "payload": {"to": "a"}},
-                              {"task": "tasks.mail", "queue": "urgent", "priority": 9},
+                              {"task": "tasks.mail", "queue": "urgent", "priority": 9,
+                               "payload": {"to": "b"}},
                               {"task": "other"}])
-    bulk = app.enqueue_many([{"task": "tasks.mail"}] * 250)  # PostgreSQL: the COPY path
+    bulk = app.enqueue_many([{"task": "tasks.mail", "payload": {"to": "c"}}] * 250)  # COPY
     shapes = [(j.queue, j.priority, j.max_attempts, j.timeout)
               for j in map(app.get_job, small)]
     assert shapes == [("mail", 3, 4, 9), ("urgent", 9, 4, 9), ("default", 0, 20, None)]
