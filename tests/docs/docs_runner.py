@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from claimq import App
 
@@ -72,8 +73,14 @@ def claimed_backends(text: str) -> tuple[str, ...]:
 
 
 def environment(url: str) -> dict[str, str]:
+    """The example's environment: claimq on `url`; on PostgreSQL the example's own tables go to
+    the test's schema too (search_path), so that they are dropped with it, not left in the
+    shared database for the next run to find."""
     env = {**os.environ, "CLAIMQ_DATABASE_URL": url, "PYTHONUNBUFFERED": "1"}
     env.pop("PYTHONPATH", None)
+    schema = parse_qs(urlparse(url).query).get("schema")
+    if url.startswith("postgresql") and schema:
+        env["PGOPTIONS"] = f"-c search_path={schema[0]}"
     return env
 
 
