@@ -104,6 +104,15 @@ def with_breaker(inner: Callable[[World], Ctx]) -> Callable[[World], Ctx]:
     return make
 
 
+def due_and_later(inner: Callable[[World], Ctx] | None = None) -> Callable[[World], Ctx]:
+    """One job due now, then two an hour later (run_now's rows); after `inner`'s, if given."""
+    def make(w: World) -> Ctx:
+        ctx = inner(w) if inner is not None else {}
+        ids = w.enqueue(1, queue=Q) + w.enqueue(2, queue=Q, delay=timedelta(hours=1))
+        return {**ctx, "ids": ids}
+    return make
+
+
 def keyed_and_plain(w: World) -> Ctx:
     """A flow queue `f` (a concurrency key) and a plain queue `q`."""
     keyed = w.enqueue(2, queue="f", concurrency_key="k", concurrency_limit=1)
@@ -179,6 +188,19 @@ def start_b(w: World, c: Ctx) -> Any:
     return w.b.backend.start([Owned(j.id, str(j.claim_token)) for j in c["jobs"]], 30.0)
 
 
+def set_priority(app: str) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.set_priority(c["ids"][0], 9)
+
+
+def run_now(app: str) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.run_now(c["ids"])
+
+
+def settle_and_claim(w: World, c: Ctx) -> Any:
+    """A worker's settle: its running job completed and the next one claimed, one transaction."""
+    return settle(w.a, c["jobs"], [], [Q], 1)
+
+
 # -- what each side took --------------------------------------------------------------------------
 
 
@@ -241,6 +263,13 @@ def cancel_truthful(side: str) -> Callable[[World, Ctx, Any], list[str]]:
               "finished": ["archive", "dead"]}.get(answer, [])
         return [] if where and where[0] in ok else [f"cancel said {answer!r}; job in {where}"]
     return check
+
+
+def no_deadlock(w: World, c: Ctx, o: Any) -> list[str]:
+    """MariaDB: A and B took their locks in one order. A deadlock (1213) is retried, so only the
+    backends' retry counts show one (SQLite and PostgreSQL count none)."""
+    n = sum(getattr(app.backend, "retries", {}).get("deadlock", 0) for app in (w.a, w.b))
+    return [f"A and B deadlocked {n} time(s)"] if n else []
 
 
 def both(*checks: Callable[[World, Ctx, Any], list[str]]) -> Callable[[World, Ctx, Any], list[str]]:
@@ -329,7 +358,17 @@ SPECS: list[Spec] = [
     Spec("claim x claim, max_workers 1", "claim.candidates", limited(1), claim_a(2),
          claim_b(3), disjoint_claims),
     Spec("claim x cancel", "claim.candidates", pending(1), claim_a(1), cancel("b"),
-         both(cancel_vs_claim("b"), cancel_truthful("b"))),
+         both(cancel_vs_claim("b"), cancel_truthful("b"), no_deadlock)),
+    # operators' writes by id that wait for the claim's row must not hold an index record its
+    # UPDATE needs (MariaDB: the in-flight index, issue 24 defect 3's lock order)
+    Spec("claim x set_priority", "claim.candidates", pending(1), claim_a(1), set_priority("b"),
+         no_deadlock),
+    Spec("claim x run_now", "claim.candidates", due_and_later(), claim_a(1), run_now("b"),
+         no_deadlock),
+    Spec("settle's claim x set_priority", "claim.candidates", due_and_later(running(1)),
+         settle_and_claim, set_priority("b"), no_deadlock),
+    Spec("settle's claim x run_now", "claim.candidates", due_and_later(running(1)),
+         settle_and_claim, run_now("b"), no_deadlock),
     Spec("claim x pause", "claim.candidates", pending(2), claim_a(2),
          lambda w, c: w.b.configure_queue(Q, paused=True)),
     Spec("claim x debounce", "claim.candidates",
