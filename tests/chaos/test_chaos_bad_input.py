@@ -3,9 +3,10 @@
 - Refused at the door: oversized payloads, invalid queue and task names, SQL-looking names,
   a worker started on an invalid queue name: a clear InvalidInput, nothing written.
 - Stored by another client, past claimq's checks (rows inserted directly): a payload that is a
-  JSON array, a scalar, null; arguments the handler does not take; an unknown task; a payload of
-  several megabytes. Each bad job is dead-lettered with a reason and a message that says what is
-  wrong; the good jobs around them flow, and an abandoned job is still recovered by the reaper.
+  JSON array, a scalar, null; arguments the handler does not take; a payload of several
+  megabytes. Each bad job is dead-lettered with a reason and a message that says what is wrong; a
+  job of a task the worker does not register is handed back, pending, its attempts unspent;
+  the good jobs around them flow, and an abandoned job is still recovered by the reaper.
 - SQL-looking text in every free-text field (payload keys and values, idempotency key, tags,
   error message, result, worker id) round-trips byte for byte and the tables stay whole.
 - SQLite only: JSON columns corrupted by another client (invalid JSON in payload, tags, errors):
@@ -101,8 +102,9 @@ def test_bad_rows_from_another_client(capp: App, spawn) -> None:
         # arguments the handler does not take: no retry can help, dead at once
         insert_raw(capp, "chaos.raise_text", f"'{{\"nope\": 1}}'{cast}"): (
             "permanent_error", "unexpected keyword argument"),
-        insert_raw(capp, "chaos.no_such_task", f"'{{}}'{cast}"): ("unknown_task", "chaos.echo"),
     }
+    # A task this worker does not register (another App's): handed back, never spent (issue 24)
+    stranger = insert_raw(capp, "chaos.no_such_task", f"'{{}}'{cast}")
     big = {"blob": "y" * (3 * 1024 * 1024), "n": 1}
     big_id = insert_raw(capp, "chaos.echo", ("%s::jsonb" if pg else "?").replace(
         "%s", "'" + json.dumps(big) + "'") if pg else f"'{json.dumps(big)}'")
@@ -118,8 +120,11 @@ def test_bad_rows_from_another_client(capp: App, spawn) -> None:
     worker.wait_started()
     everything = [*good, *bad, big_id, orphan.id, weird, failing]
     wait_finished(capp, everything, timeout=60)
+    worker.wait_log(r"task\.unknown: job \d+: no task 'chaos\.no_such_task'")
     assert worker.alive()
     assert worker.stop() == 0
+    s = capp.get_job(stranger)
+    assert (s.status, s.attempts, s.errors) == ("pending", 0, ())
 
     expected = dict.fromkeys([*good, orphan.id, weird], ARCHIVE)
     # The 3 MB payload runs; echoing it back is a result over the App's result_limit (1 MiB):
@@ -143,7 +148,8 @@ def test_bad_rows_from_another_client(capp: App, spawn) -> None:
     assert (w.idempotency_key, w.tags) == (SQL, (SQL[:64], "ok"))
     f = capp.get_job(failing)
     assert f.errors[-1]["message"] == SQL and f.payload == {"text": SQL}
-    assert len(archived(capp)) == len(good) + 1 and live(capp) == []  # the orphan is a good one
+    assert len(archived(capp)) == len(good) + 1  # the orphan is a good one
+    assert [j.id for j in live(capp)] == [stranger]
 
 
 def test_corrupted_json_columns(tmp_path, spawn) -> None:

@@ -74,6 +74,12 @@ def operator(app: App) -> Iterator[App]:
     admin.close()
 
 
+@pytest.fixture
+def worker_db_url(app: App) -> str:
+    """The URL an in-process worker of the test uses (pg-roles: the worker role's)."""
+    return worker_url(app.url)
+
+
 def worker_url(url: str) -> str:
     """The URL a worker process of the test uses: the test's own, or the worker role's."""
     roles = _ROLES.get(url)

@@ -1,14 +1,17 @@
 """What a real worker process makes of each kind of handler outcome, on SQLite and PostgreSQL
 (and on PostgreSQL under least-privilege roles, see conftest.py): success (sync and async),
-timeout, retry then success, permanent failure, unknown task, and a cancel requested from
-another process while the job runs."""
+timeout, retry then success, permanent failure, a task the worker does not register, and a
+cancel requested from another process while the job runs."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from worker_harness import archived, dead, live, wait_finished
+from worker_harness import archived, dead, live, wait_finished, wait_until
 
 from claimq import App, RetryPolicy
+from claimq.testing import drain
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -120,25 +123,45 @@ def test_permanent_error_goes_straight_to_dead_letters(app: App, spawn_worker) -
     assert worker.counters()["dead"] == 1
 
 
-def test_unknown_task_is_dead_lettered_only_after_its_attempts(app: App, spawn_worker) -> None:
-    job_id = app.enqueue("no.such.task", {"a": 1}, max_attempts=3, retry=FAST_RETRY)
+def test_a_job_of_a_task_the_worker_does_not_register_is_handed_back_uncounted(
+    app: App, operator: App, worker_db_url: str, spawn_worker
+) -> None:
+    """Issue 24, defect 10: two Apps on one database. The worker (whose App lacks the task)
+    hands the job back, its attempt not counted, with one warning; the App that registers it
+    runs it, first attempt."""
+    jobs = [app.enqueue("no.such.task", {"a": n}, max_attempts=1) for n in range(2)]
     known = app.enqueue("t.echo_sync", {"x": 7})
     worker = spawn_worker(app.url, **OPTIONS)
     worker.wait_started()
-    wait_finished(app, [job_id, known])
+    wait_finished(app, [known])
+    worker.wait_log(r"task\.unknown: job \d+: no task 'no\.such\.task'")
+    wait_until(lambda: all(app.get_job(j).status == "pending" for j in jobs), 15,
+               "the foreign jobs to be handed back")
     assert worker.stop() == 0
+    assert len(re.findall(r"task\.unknown", worker.log())) == 1, "one warning per task name"
 
-    job = app.get_job(job_id)
-    assert (job.status, job.reason, job.attempts) == ("dead", "unknown_task", 3)
-    assert [(e["attempt"], e["error"]) for e in job.errors] == [
-        (1, "UnknownTask"), (2, "UnknownTask"), (3, "UnknownTask")
-    ]
-    assert "no.such.task" in job.errors[0]["message"]
-    assert job.payload == {"a": 1}
-    # The worker carried on with the work it knows.
+    for job_id in jobs:
+        job = app.get_job(job_id)
+        assert (job.status, job.attempts, job.errors) == ("pending", 0, ())
     assert app.get_job(known).status == "succeeded"
     counters = worker.counters()
-    assert counters["retried"] == 2 and counters["dead"] == 1
+    assert counters["handed_back"] >= 2
+    assert counters.get("retried", 0) == 0 and counters.get("dead", 0) == 0
+
+    other = App(worker_db_url)  # the App that registers the task, in its own worker
+    ran = []
+
+    @other.task(name="no.such.task")
+    def handler(a: int) -> None:
+        ran.append(a)
+
+    try:
+        operator.run_now(jobs)  # due now rather than after the hand-back's short delay
+        assert drain(other).succeeded == 2
+        assert sorted(ran) == [0, 1]
+        assert [other.get_job(j).attempts for j in jobs] == [1, 1]
+    finally:
+        other.close()
 
 
 def test_cancel_of_a_running_job_from_another_process(app: App, operator: App,

@@ -58,6 +58,10 @@ log = logging.getLogger("claimq.worker")
 _ABANDONED = "claimq: job abandoned"
 _EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+# A job of a task this worker does not register goes back to pending this much later (its
+# attempt not counted), so that a worker that registers it (another App on the same database)
+# takes it first; it is never run, failed or dead-lettered here.
+HAND_BACK_DELAY = 2.0
 
 
 class _Raised:
@@ -112,6 +116,7 @@ class Executor:
         self.make_context = make_context
         self.stopping = False
         self.giving_up = False  # past the grace period: stop waiting for stuck threads
+        self.unknown_tasks: set[str] = set()  # names met and handed back (warned about once)
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -146,6 +151,10 @@ class Executor:
         if self.stopping:
             await self.release([f for f, _ in flights])
             return
+        tasks = self.app.tasks
+        foreign = [f for f, _ in flights if f.job.task not in tasks]
+        if foreign:  # work of another App on this database: not ours to run or to fail
+            flights = [(f, e) for f, e in flights if f.job.task in tasks]
         # OpenTelemetry: only while a tracer provider is set (one check per batch otherwise)
         traces = await self._trace_contexts(flights) if _tracing.enabled() else None
         free = max(self.concurrency - self._in_slots, 0)
@@ -158,6 +167,26 @@ class Executor:
             for flight, _ in flights:
                 log.debug("job.started: job %s (%s) attempt %s", flight.job.id, flight.job.task,
                           flight.attempt, extra=event("job.started", flight))
+        if foreign:
+            await self._hand_back(foreign)
+
+    async def _hand_back(self, flights: list[InFlight]) -> None:
+        """Jobs of tasks this worker does not register: back to pending, their attempt not
+        counted, due again after HAND_BACK_DELAY (a worker that registers the task takes them
+        then). One warning per task name for the life of this worker."""
+        for flight in flights:
+            name = flight.job.task
+            if name in self.unknown_tasks:
+                continue
+            self.unknown_tasks.add(name)
+            log.warning(
+                "task.unknown: job %s: no task %r is registered in this worker (known: %s); "
+                "handed back to pending, its attempt not counted, for a worker that registers "
+                "it (jobs of this task are handed back without this warning from now on)",
+                flight.job.id, name, sorted(self.app.tasks)[:20],
+                extra=event("task.unknown", flight))
+        self.counters.add("handed_back", len(flights))
+        await self.release(flights, HAND_BACK_DELAY)
 
     def _launch(self, flight: InFlight, earlier: InFlight | None,
                 traces: dict[int, str] | None) -> None:
@@ -219,9 +248,9 @@ class Executor:
         if flight.task is not None and not flight.task.done():
             flight.task.cancel()
 
-    async def release(self, flights: Sequence[InFlight]) -> None:
-        """Hands jobs back to pending (attempt not counted); they are no longer ours either
-        way."""
+    async def release(self, flights: Sequence[InFlight], delay: float = 0.0) -> None:
+        """Hands jobs back to pending (attempt not counted), due again after `delay` seconds;
+        they are no longer ours either way."""
         flights = [f for f in flights if not f.lost]
         if not flights:
             return
@@ -229,7 +258,7 @@ class Executor:
             f.lost = True  # from here on, nothing this process does may report an outcome
         try:
             released = await self.db.retry(
-                "release", self.backend.release, [f.owned for f in flights], 0.0,
+                "release", self.backend.release, [f.owned for f in flights], delay,
                 give_up=lambda: all(f.lease_expired for f in flights),
             )
             self.counters.add("released", len(released))

@@ -1,0 +1,79 @@
+"""Two Apps on one database (issue 24, defect 10): a worker never runs, fails or dead-letters a
+job of a task it does not register. It hands the job back to pending, its attempt not counted,
+due again a little later, with one warning per task name; the worker of the App that registers
+the task runs it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from claimq import App
+from claimq._worker.executor import HAND_BACK_DELAY
+from claimq.clock import FakeClock
+from claimq.testing import drain
+
+
+@pytest.fixture
+def other(db_url: str, clock: FakeClock) -> Iterator[App]:
+    """A second App on the same database, with tasks of its own."""
+    instance = App(db_url, clock=clock)
+    yield instance
+    instance.close()
+
+
+def test_a_foreign_job_is_handed_back_uncounted_and_run_by_its_own_app(
+    app: App, other: App, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    mine, theirs = [], []
+
+    @app.task(name="mine.work")
+    def work(n: int) -> None:
+        mine.append(n)
+
+    @other.task(name="other.work")
+    def other_work(n: int) -> None:
+        theirs.append(n)
+
+    foreign = [other_work.enqueue(n=n) for n in range(3)]
+    own = work.enqueue(n=7)
+    with caplog.at_level(logging.WARNING, logger="claimq.worker"):
+        drained = drain(app, concurrency=4)
+    assert (drained.succeeded, drained.retried, drained.dead) == (1, 0, 0)
+    assert mine == [7] and app.get_job(own).status == "succeeded"
+    for job_id in foreign:
+        job = app.get_job(job_id)
+        assert (job.status, job.attempts, job.errors, job.worker_id) == ("pending", 0, (), None)
+        assert job.run_at > clock.now(), "handed back with a short delay, for the others"
+    warned = [r for r in caplog.records if "other.work" in r.getMessage()]
+    assert len(warned) == 1, [r.getMessage() for r in warned]
+    assert "handed back" in warned[0].getMessage() and warned[0].levelno == logging.WARNING
+
+    # Once due again, the App that registers the task runs every one of them, first attempt.
+    clock.advance(HAND_BACK_DELAY)
+    drained = drain(other, concurrency=4)
+    assert (drained.succeeded, drained.retried, drained.dead) == (3, 0, 0)
+    assert sorted(theirs) == [0, 1, 2]
+    for job_id in foreign:
+        job = other.get_job(job_id)
+        assert (job.status, job.attempts) == ("succeeded", 1)
+    assert mine == [7]
+
+
+def test_a_foreign_job_keeps_its_attempts_however_often_it_is_met(
+    app: App, other: App, clock: FakeClock
+) -> None:
+    @other.task(name="other.once")
+    def once() -> None:
+        pass
+
+    job_id = other.enqueue("other.once", max_attempts=1)
+    for _ in range(3):  # three workers of the wrong App meet it in turn
+        drain(app)
+        clock.advance(HAND_BACK_DELAY)
+    job = app.get_job(job_id)
+    assert (job.status, job.attempts, job.errors) == ("pending", 0, ())
+    assert drain(other).succeeded == 1
+    assert other.get_job(job_id).status == "succeeded"
