@@ -287,6 +287,7 @@ class Worker:
         presence = Presence(backend, db, registry, WorkerRecord(
             self.worker_id, socket.gethostname(), os.getpid(),
             None if self.queues is None else tuple(self.queues), self.concurrency, __version__,
+            tasks=tuple(sorted(self.app.tasks)),
         ), interval=self.presence_interval, finished=finished)
         supervisor = self.supervisor = Supervisor(on_fatal=self._fatal)
         if install_signals and threading.current_thread() is threading.main_thread():

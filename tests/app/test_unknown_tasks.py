@@ -11,9 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from claimq import App
-from claimq._worker.executor import HAND_BACK_DELAY
+from claimq.backends.base import WorkerRecord
 from claimq.clock import FakeClock
 from claimq.testing import drain
+
+AFTER_THE_DELAY = 60  # seconds: past the short delay a handed-back job waits (2 s)
 
 
 @pytest.fixture
@@ -52,7 +54,7 @@ def test_a_foreign_job_is_handed_back_uncounted_and_run_by_its_own_app(
     assert "handed back" in warned[0].getMessage() and warned[0].levelno == logging.WARNING
 
     # Once due again, the App that registers the task runs every one of them, first attempt.
-    clock.advance(HAND_BACK_DELAY)
+    clock.advance(AFTER_THE_DELAY)
     drained = drain(other, concurrency=4)
     assert (drained.succeeded, drained.retried, drained.dead) == (3, 0, 0)
     assert sorted(theirs) == [0, 1, 2]
@@ -72,8 +74,19 @@ def test_a_foreign_job_keeps_its_attempts_however_often_it_is_met(
     job_id = other.enqueue("other.once", max_attempts=1)
     for _ in range(3):  # three workers of the wrong App meet it in turn
         drain(app)
-        clock.advance(HAND_BACK_DELAY)
+        clock.advance(AFTER_THE_DELAY)
     job = app.get_job(job_id)
     assert (job.status, job.attempts, job.errors) == ("pending", 0, ())
     assert drain(other).succeeded == 1
     assert other.get_job(job_id).status == "succeeded"
+
+
+def test_the_worker_registry_keeps_the_task_names_each_worker_runs(app: App) -> None:
+    """What `claimq enqueue` without --app checks a name against (issue 24)."""
+    app.backend.register_worker(WorkerRecord("w:1:a", "w", 1, None, 4, "9.9",
+                                             tasks=("a.one", "a.two")))
+    app.backend.register_worker(WorkerRecord("w:2:b", "w", 2, ("q",), 4, "9.9"))
+    assert {w.id: w.tasks for w in app.workers()} == {"w:1:a": ("a.one", "a.two"), "w:2:b": None}
+    # registering again (a restart that kept its id) writes the new names
+    app.backend.register_worker(WorkerRecord("w:1:a", "w", 1, None, 4, "9.9", tasks=("a.three",)))
+    assert {w.id: w.tasks for w in app.workers()}["w:1:a"] == ("a.three",)

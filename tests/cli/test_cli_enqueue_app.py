@@ -1,5 +1,6 @@
 """claimq enqueue --app (issue 12, defect 9): with an app, an unknown task is refused and a
-registered task's defaults apply; without one, the name is stored unchecked, and --help says so.
+registered task's defaults apply; without one, the name is checked against the task names the
+live workers register (issue 24), and --help says so.
 Also the App's own enqueue_many, which gives registered names their defaults like enqueue()."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from cli_helpers import Cli
 
 from claimq import App
+from claimq.backends.base import WorkerRecord
 
 APP_MODULE = """
 from claimq import App, RetryPolicy
@@ -90,12 +92,53 @@ def test_arguments_that_do_not_fit_the_handler_are_refused(cli: Cli, app: App) -
     assert app.list_jobs() == [] and app.queues() == []
 
 
-def test_without_an_app_nothing_is_checked_and_help_says_so(cli: Cli, app: App) -> None:
+def test_without_an_app_or_live_workers_nothing_is_checked_and_help_says_so(
+    cli: Cli, app: App
+) -> None:
     result, help_ = cli.many(["enqueue", "myapp.no_such_task"], ["enqueue", "--help"])
     job = app.get_job(int(result.ok().out))
     assert (job.task, job.queue, job.max_attempts) == ("myapp.no_such_task", "default", 20)
     text = " ".join(help_.ok().out.split())
-    assert "--app" in text and "Without --app nothing checks TASK" in text
+    assert "--app" in text and "--force" in text
+    assert "a name that none of them registers is refused" in text
+    assert "hands the job back uncounted" in text
+
+
+def test_a_name_no_live_worker_registers_is_refused(cli: Cli, app: App) -> None:
+    """Issue 24 (newcomer): without --app, a typo was accepted and the job then burned. Live
+    workers record the task names they run; a name none of them runs is refused."""
+    app.backend.register_worker(WorkerRecord("host-a:1:a", "host-a", 1, None, 4, "9.9",
+                                              tasks=("myapp.send_welcome", "myapp.bill")))
+    app.backend.register_worker(WorkerRecord("host-b:2:b", "host-b", 2, ("reports",), 2, "9.9",
+                                              tasks=("reports.build",)))
+    typo, bulk_typo, known, other_worker, forced = cli.many(
+        ["enqueue", "myapp.send_welcom"],
+        ["enqueue", "myapp.send_welcom", "--count", "3"],
+        ["enqueue", "myapp.send_welcome", "--payload", '{"user_id": 1}'],
+        ["enqueue", "reports.build"],
+        ["enqueue", "myapp.later", "--force"],
+    )
+    typo.usage_error("no live worker registers task 'myapp.send_welcom'",
+                     "myapp.send_welcome", "reports.build", "--force")
+    bulk_typo.usage_error("no live worker registers task 'myapp.send_welcom'")
+    ids = [int(r.ok().out) for r in (known, other_worker, forced)]
+    assert sorted(j.task for j in app.list_jobs()) == [
+        "myapp.later", "myapp.send_welcome", "reports.build"]
+    assert sorted(j.id for j in app.list_jobs()) == sorted(ids)
+
+
+def test_dead_workers_and_workers_that_do_not_say_are_not_asked(cli: Cli, app: App) -> None:
+    app.backend.register_worker(WorkerRecord("gone:1:a", "gone", 1, None, 4, "9.9",
+                                              tasks=("myapp.send_welcome",)))
+    app.backend.prune_workers(dead_after=-1, forget_after=3600)  # silent: marked dead
+    assert [w.alive for w in app.workers()] == [False]
+    cli("enqueue", "myapp.anything").ok()
+    # a live worker of an older claimq (no task list): it cannot tell, nothing is refused
+    app.backend.register_worker(WorkerRecord("old:2:b", "old", 2, None, 4, "0.9"))
+    app.backend.register_worker(WorkerRecord("new:3:c", "new", 3, None, 4, "9.9",
+                                              tasks=("myapp.send_welcome",)))
+    cli("enqueue", "myapp.something_else").ok()
+    assert len(app.list_jobs()) == 2
 
 
 def test_enqueue_many_gives_registered_names_their_defaults(app: App) -> None:

@@ -133,6 +133,10 @@ def test_a_job_of_a_task_the_worker_does_not_register_is_handed_back_uncounted(
     known = app.enqueue("t.echo_sync", {"x": 7})
     worker = spawn_worker(app.url, **OPTIONS)
     worker.wait_started()
+    # the registry says what it runs (what `claimq enqueue` without --app checks names against)
+    wait_until(lambda: any(w.tasks for w in app.workers()), 15, "the worker's registry row")
+    [row] = app.workers()
+    assert row.tasks is not None and "t.echo_sync" in row.tasks and "no.such.task" not in row.tasks
     wait_finished(app, [known])
     worker.wait_log(r"task\.unknown: job \d+: no task 'no\.such\.task'")
     wait_until(lambda: all(app.get_job(j).status == "pending" for j in jobs), 15,

@@ -193,6 +193,7 @@ class WorkerInfo:
     alive: bool
     dead_at: datetime | None
     silent_for: float
+    tasks: tuple[str, ...] | None = None  # the task names it runs (None: it did not say)
 
 
 class WorkerRecord(NamedTuple):
@@ -205,6 +206,7 @@ class WorkerRecord(NamedTuple):
     concurrency: int
     version: str
     in_flight: int = 0
+    tasks: tuple[str, ...] | None = None  # the task names its App registers
 
 
 class LiveRow(NamedTuple):

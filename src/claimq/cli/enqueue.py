@@ -22,6 +22,7 @@ from claimq.cli._common import (
     json_option,
 )
 from claimq.cli._render import _emit_json, _progress_bar
+from claimq.errors import PermissionDenied
 
 ENQUEUE_CHUNK = 1000
 
@@ -46,6 +47,10 @@ ENQUEUE_CHUNK = 1000
     "--count", type=click.IntRange(1, 10_000_000), default=1, show_default=True,
     help=f"Enqueue this many identical jobs (in transactions of {ENQUEUE_CHUNK}).",
 )
+@click.option(
+    "--force", is_flag=True,
+    help="Without --app: enqueue TASK even though no live worker registers it.",
+)
 @json_option
 def enqueue(
     task: str,
@@ -58,6 +63,7 @@ def enqueue(
     max_attempts: int | None,
     tags: tuple[str, ...],
     count: int,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Queue a job of TASK (a task name); prints its id.
@@ -65,9 +71,14 @@ def enqueue(
     With --app, TASK must be one of that app's tasks and --payload must fit its handler's
     parameters (else exit 2, nothing written), and the task's defaults (queue, priority, max
     attempts, timeout; its retry policy is the worker's) apply unless given here; the app's
-    database is used unless --database is given. Without --app nothing checks TASK: the job
-    is stored under that name on queue `default` with 20 attempts, and a worker that has no
-    such task dead-letters it (unknown_task).
+    database is used unless --database is given.
+
+    Without --app, TASK is checked against the live workers (each records the task names it
+    runs): while any worker is live, a name that none of them registers is refused (exit 2,
+    nothing written) unless --force is given; with no live worker it is not checked. The job
+    is stored under that name on queue `default` with 20 attempts. A worker that does not
+    register a job's task never runs or fails it: it hands the job back uncounted, so a job
+    of a name that no worker registers waits, pending.
     """
     app = _app() if app_path is None else _use_app(app_path)
     if app_path is not None and task not in app.tasks:
@@ -84,6 +95,8 @@ def enqueue(
         raise CliError("--key names one job: it cannot be combined with --count", EXIT_USAGE)
     job = app._spec(spec)  # validate before touching the database: bad input writes nothing
     _open()
+    if app_path is None and not force:
+        _check_registered(app, task)
     ids = [app.enqueue(**spec)] if count == 1 else _enqueue_chunks(app, spec, count)
     if as_json:
         _emit_json({"id": ids[0], "ids": ids} if count == 1 else {"ids": ids, "count": len(ids)})
@@ -94,6 +107,27 @@ def enqueue(
             f"enqueued {len(ids)} jobs of {task} on queue {job.queue} "
             f"(ids {min(ids)}..{max(ids)})"
         )
+
+
+def _check_registered(app: App, task: str) -> None:
+    """Refuses a task name that no live worker registers while some are live (a typo would
+    wait for ever); says so and goes on when the registry cannot tell."""
+    try:
+        live = [w for w in app.workers() if w.alive]
+    except PermissionDenied as exc:
+        click.echo(f"warning: {task!r} not checked against the live workers: cannot read the "
+                   f"worker registry ({exc})", err=True)
+        return
+    if not live or any(w.tasks is None for w in live):
+        return  # nobody to ask, or a worker too old to say what it runs
+    known = sorted({name for w in live for name in w.tasks or ()})
+    if task in known:
+        return
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    raise CliError(
+        f"no live worker registers task {task!r} (the {len(live)} live worker(s) run: "
+        f"{shown or 'no tasks'}); nothing written. Check the name, give --app to check it "
+        f"against an App, or --force to enqueue it anyway", EXIT_USAGE)
 
 
 def _enqueue_chunks(app: App, spec: dict[str, Any], count: int) -> list[int]:

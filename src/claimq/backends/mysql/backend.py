@@ -1532,7 +1532,8 @@ class MySQLBackend(PlainOptionalParts):
 
     def register_worker(self, worker: WorkerRecord) -> None:
         params = {**worker._asdict(), "now": self._now(),
-                  "queues": None if worker.queues is None else _dumps(list(worker.queues))}
+                  "queues": None if worker.queues is None else _dumps(list(worker.queues)),
+                  "tasks": None if worker.tasks is None else _dumps(list(worker.tasks))}
         self._write(lambda cur: cur.execute(_Q.register_worker, params))
 
     def worker_seen(self, worker_id: str, in_flight: int) -> bool:
@@ -1558,7 +1559,8 @@ class MySQLBackend(PlainOptionalParts):
                 concurrency=r["concurrency"], version=r["version"], started_at=started_at,
                 last_seen_at=last_seen_at, in_flight=r["in_flight"],
                 alive=r["dead_at"] is None, dead_at=_aware(r["dead_at"]),
-                silent_for=max(float(r["silent_for"]), 0.0)))
+                silent_for=max(float(r["silent_for"]), 0.0),
+                tasks=None if r["tasks"] is None else tuple(json.loads(r["tasks"]))))
         return workers
 
     def prune_workers(self, dead_after: float, forget_after: float) -> tuple[int, int]:

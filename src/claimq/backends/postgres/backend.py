@@ -1379,7 +1379,8 @@ class PostgresBackend:
 
     def register_worker(self, worker: WorkerRecord) -> None:
         params = {**worker._asdict(), "now": self._now(),
-                  "queues": None if worker.queues is None else list(worker.queues)}
+                  "queues": None if worker.queues is None else list(worker.queues),
+                  "tasks": None if worker.tasks is None else list(worker.tasks)}
         with self._conn() as conn:
             conn.execute(self._q.register_worker, params)
 
@@ -1403,6 +1404,7 @@ class PostgresBackend:
                 last_seen_at=r["last_seen_at"], in_flight=r["in_flight"],
                 alive=r["dead_at"] is None, dead_at=r["dead_at"],
                 silent_for=max(float(r["silent_for"]), 0.0),
+                tasks=None if r["tasks"] is None else tuple(r["tasks"]),
             )
             for r in rows
         ]

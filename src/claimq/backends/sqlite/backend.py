@@ -1135,7 +1135,8 @@ class SQLiteBackend(PlainOptionalParts):
 
     def register_worker(self, worker: WorkerRecord) -> None:
         params = {**worker._asdict(), "now": self._time(),
-                  "queues": None if worker.queues is None else json.dumps(list(worker.queues))}
+                  "queues": None if worker.queues is None else json.dumps(list(worker.queues)),
+                  "tasks": None if worker.tasks is None else json.dumps(list(worker.tasks))}
         with self._write() as conn:
             conn.execute(_Q.register_worker, params)
 
@@ -1161,6 +1162,7 @@ class SQLiteBackend(PlainOptionalParts):
                 in_flight=r["in_flight"], alive=r["dead_at"] is None,
                 dead_at=None if r["dead_at"] is None else datetime.fromtimestamp(r["dead_at"], UTC),
                 silent_for=max(float(r["silent_for"]), 0.0),
+                tasks=None if r["tasks"] is None else tuple(json.loads(r["tasks"])),
             )
             for r in rows
         ]

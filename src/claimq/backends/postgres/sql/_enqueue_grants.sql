@@ -9,3 +9,5 @@ GRANT UPDATE (keyed, updated_at) ON {schema}.queues TO {role};
 GRANT UPDATE (payload, run_at, updated_at) ON {schema}.jobs TO {role};
 -- Waiting for a result (app.result): the waiter's registration, read by the finished trigger.
 GRANT SELECT, INSERT, DELETE ON {schema}.result_waiters TO {role};
+-- `claimq enqueue` without --app checks a task name against the live workers' tasks.
+GRANT SELECT ON {schema}.workers TO {role};
