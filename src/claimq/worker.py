@@ -201,6 +201,9 @@ class Worker:
         self.metrics_port = None if metrics_port is None else _validate.integer(
             metrics_port, "metrics_port", 0, 65535)
         self.metrics_host = metrics_host
+        # Claims pass over the jobs of task names met and handed back (the App lacks them);
+        # drain() turns it off: it ends when no job is due, so it hands such jobs back instead.
+        self.skip_unknown = True
         self.metrics_address: tuple[str, int] | None = None
         self.counters = Counters()
         self.supervisor: Supervisor | None = None
@@ -276,6 +279,8 @@ class Worker:
                 _result_limit=self.app.result_limit),
         )
         completer.start_jobs = executor.start
+        if self.skip_unknown:
+            executor.skip_unknown = claims.skip
         fetcher = Fetcher(db, registry, counters, claims, completer, executor.start,
                           poll_interval=self.poll_interval, stopping=stopping)
         heartbeater = Heartbeater(backend, db, registry, counters, lease=self.lease,

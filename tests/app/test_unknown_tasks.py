@@ -5,15 +5,17 @@ the task runs it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 
 import pytest
 
 from claimq import App
-from claimq.backends.base import WorkerRecord
+from claimq.backends.base import ClaimRequest, WorkerRecord
 from claimq.clock import FakeClock
 from claimq.testing import drain
+from claimq.worker import Worker
 
 AFTER_THE_DELAY = 60  # seconds: past the short delay a handed-back job waits (2 s)
 
@@ -90,3 +92,55 @@ def test_the_worker_registry_keeps_the_task_names_each_worker_runs(app: App) -> 
     # registering again (a restart that kept its id) writes the new names
     app.backend.register_worker(WorkerRecord("w:1:a", "w", 1, None, 4, "9.9", tasks=("a.three",)))
     assert {w.id: w.tasks for w in app.workers()}["w:1:a"] == ("a.three",)
+
+
+def test_a_claim_passes_over_the_tasks_it_is_told_to_skip(app: App) -> None:
+    foreign = app.enqueue("other.work", {}, priority=5)  # first in claim order
+    mine = app.enqueue("mine.work", {})
+    request = ClaimRequest("w", None, 5, 30.0, True, ("other.work", "other.more"))
+    assert [j.id for j in app.backend.settle([], [], request).claimed] == [mine]
+    job = app.get_job(foreign)
+    assert (job.status, job.attempts) == ("pending", 0)
+    request = ClaimRequest("w", None, 5, 30.0, True)  # no filter: taken as before
+    assert [j.id for j in app.backend.settle([], [], request).claimed] == [foreign]
+
+
+def test_a_worker_passes_over_a_task_it_met_and_handed_back(
+    app: App, other: App, clock: FakeClock
+) -> None:
+    """After the first hand-back the worker's claims skip the name: the foreign job, due again,
+    is not claimed (and handed back) over and over while this worker runs."""
+
+    @app.task(name="mine.work")
+    def work(n: int) -> None:
+        pass
+
+    @other.task(name="other.work")
+    def other_work() -> None:
+        pass
+
+    foreign = other_work.enqueue()
+
+    async def scenario() -> dict[str, int]:
+        worker = Worker(app, concurrency=4, poll_interval=0.01, worker_id="mine")
+        running = asyncio.create_task(worker.arun(install_signals=False))
+        try:
+            await _finished(app, work.enqueue(n=1), running)
+            clock.advance(AFTER_THE_DELAY)  # the foreign job is due again, ahead of the next
+            await _finished(app, work.enqueue(n=2), running)
+        finally:
+            worker.stop()
+        return await running
+
+    counters = asyncio.run(scenario())
+    assert counters["handed_back"] == 1, counters
+    job = app.get_job(foreign)
+    assert (job.status, job.attempts, job.errors) == ("pending", 0, ())
+    assert drain(other).succeeded == 1
+
+
+async def _finished(app: App, job_id: int, running: asyncio.Task[dict[str, int]]) -> None:
+    """Waits (polling the database, as drain() does) until the job succeeded."""
+    while (await asyncio.to_thread(app.get_job, job_id)).status != "succeeded":
+        assert not running.done(), "the worker stopped"
+        await asyncio.sleep(0.01)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Container, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -16,6 +16,9 @@ from claimq._worker.inflight import Counters, Registry
 from claimq.backends.base import Backend, ClaimRequest, Completion, Failure, Settled
 
 log = logging.getLogger("claimq.worker")
+# Task names a worker's claims pass over, at most: beyond them, jobs of further unknown names are
+# still handed back, only claimed first.
+MAX_SKIPPED = 64
 
 LATE_POLL = 0.5  # seconds between looks at `stopping` while a late settle runs on
 
@@ -52,6 +55,9 @@ class Claims:
         # Settles past their deadline whose threads still run (SQLite, MariaDB): one may yet
         # commit its claim, so recover() looks for lost claims only once they ended.
         self._late: set[Future[Any]] = set()
+        # Task names this worker met and cannot run (Executor's hand-back): its claims pass over
+        # their jobs; a name registered since is dropped (see skip).
+        self.skip_tasks: tuple[str, ...] = ()
 
     def reserve(self) -> int:
         """Promises free slots to a claim about to be made (so two claims never overshoot)."""
@@ -62,7 +68,15 @@ class Claims:
     def request(self, wanted: int) -> ClaimRequest | None:
         if wanted <= 0 or self.stopping():
             return None
-        return ClaimRequest(self.worker_id, self.queues, wanted, self.lease, True)
+        return ClaimRequest(self.worker_id, self.queues, wanted, self.lease, True,
+                            self.skip_tasks)
+
+    def skip(self, names: Collection[str], registered: Container[str]) -> None:
+        """From now on, claims pass over the jobs of `names` (tasks met and handed back), at
+        most MAX_SKIPPED names; a name in `registered` (registered since) is dropped."""
+        kept = [n for n in self.skip_tasks if n not in registered]
+        kept += [n for n in sorted(names) if n not in kept and n not in registered]
+        self.skip_tasks = tuple(kept[:MAX_SKIPPED])
 
     async def settle(
         self, done: Sequence[Completion], failures: Sequence[Failure], claim: ClaimRequest | None

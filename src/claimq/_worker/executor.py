@@ -117,6 +117,8 @@ class Executor:
         self.stopping = False
         self.giving_up = False  # past the grace period: stop waiting for stuck threads
         self.unknown_tasks: set[str] = set()  # names met and handed back (warned about once)
+        # Claims.skip: the claims pass over the names handed back (None: they do not)
+        self.skip_unknown: Callable[[set[str], dict[str, Any]], None] | None = None
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -187,6 +189,8 @@ class Executor:
                 extra=event("task.unknown", flight))
         self.counters.add("handed_back", len(flights))
         await self.release(flights, HAND_BACK_DELAY)
+        if self.skip_unknown is not None:  # and the claims pass over them from now on
+            self.skip_unknown({f.job.task for f in flights}, self.app.tasks)
 
     def _launch(self, flight: InFlight, earlier: InFlight | None,
                 traces: dict[int, str] | None) -> None:

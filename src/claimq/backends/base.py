@@ -54,6 +54,9 @@ class ClaimRequest:
     limit: int
     lease: float | None
     start: bool = False
+    # Task names the claimer cannot run (met before and handed back): its plain queues' claims
+    # pass over their jobs, for another worker. Empty: no filter (the usual case, free).
+    skip_tasks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

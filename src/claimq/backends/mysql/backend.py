@@ -731,6 +731,8 @@ class MySQLBackend(PlainOptionalParts):
         rated: dict[str, datetime] = {}  # a rate-limited queue's GCRA arrival time
         probes: list[Probe] = []  # circuit breakers' probes offered
         buckets: list[_KeyBuckets] = []  # flow queues' rate keys met
+        # tasks the claimer cannot run: a one-value dummy when none (IN () is no SQL)
+        skip = {"skipping": bool(req.skip_tasks), "skip": tuple(req.skip_tasks) or ("",)}
         for name, free, flow in open_queues:
             query = {"queue": name, "now": now, "limit": min(free, req.limit)}
             if flow:
@@ -738,7 +740,7 @@ class MySQLBackend(PlainOptionalParts):
                 # one time for the rest of the claim: the rate limit's, the claim's writes'
                 now = query["now"]
                 continue
-            cur.execute(_Q.claim_candidates, query)
+            cur.execute(_Q.claim_candidates, {**query, **skip})
             rows += _dicts(cur)
         if not rows:
             return []

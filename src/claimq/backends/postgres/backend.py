@@ -128,11 +128,12 @@ def _settle_params(
         return None
     params = _complete_params(done)
     params.update(worker_id=None, queues=None, limit=0, lease=None, start=False, limited="{}",
-                  now=now)
+                  now=now, skip=None)
     if claim is not None and wanted:
         params.update(worker_id=claim.worker_id, limit=claim.limit, lease=claim.lease,
                       start=claim.start,
-                      queues=None if claim.queues is None else _texts(claim.queues))
+                      queues=None if claim.queues is None else _texts(claim.queues),
+                      skip=_texts(claim.skip_tasks) if claim.skip_tasks else None)
     return params
 
 

@@ -544,10 +544,11 @@ class SQLiteBackend(PlainOptionalParts):
         caps = conn.execute(_Q.claim_capacity, {"limit": req.limit, "queues": queues}).fetchall()
         candidates: list[tuple[int, float, int]] = []
         book = _FlowBook()  # what the flow queues' claims spend once the jobs are chosen
+        skip = json.dumps(req.skip_tasks) if req.skip_tasks else None
         for name, free, flow in caps:
             if free <= 0:
                 continue
-            params = {"queue": name, "now": now, "limit": min(free, req.limit)}
+            params = {"queue": name, "now": now, "limit": min(free, req.limit), "skip": skip}
             if flow:
                 candidates.extend(self._flow_candidates(conn, params, book))
                 continue
@@ -595,7 +596,10 @@ class SQLiteBackend(PlainOptionalParts):
         if state["aging_step"] is not None:
             ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"],
                                 heads)
+        skip = set(json.loads(params["skip"])) if params["skip"] else ()
         for rank, row in ranked:
+            if row["task"] in skip:
+                continue  # a task the claimer cannot run (ClaimRequest.skip_tasks)
             gate = gates.get(row["task"])
             if gate is not None:
                 if gate.probe_id is not None:

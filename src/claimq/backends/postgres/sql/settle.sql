@@ -19,6 +19,8 @@ open_queues AS (
         SELECT j.id, j.priority, j.run_at
         FROM {schema}.jobs j
         WHERE j.queue = oq.name AND j.status = 'pending' AND j.run_at <= {now}
+          -- tasks the claimer cannot run (NULL: none), passed over for another worker
+          AND (%(skip)s::text[] IS NULL OR j.task <> ALL(%(skip)s::text[]))
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT least(oq.free, %(limit)s)
         FOR UPDATE SKIP LOCKED
