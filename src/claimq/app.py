@@ -440,26 +440,35 @@ class App:
     async def aenqueue(
         self, task: str | Task[Any, Any], payload: dict[str, Any] | None = None, **options: Any
     ) -> JobHandle:
-        """Async enqueue(). With a psycopg AsyncConnection as `conn`, writes in its transaction."""
+        """Async enqueue(). With a psycopg AsyncConnection as `conn`, writes in its transaction;
+        with the caller's sync connection, writes in its transaction on this thread (a driver
+        connection belongs to the code that opened it: sqlite3's to its thread); without
+        `conn`, writes in a thread, off the event loop."""
         conn = options.pop("conn", None)
         if conn is not None and self.backend.is_async_connection(conn):
             job = self._new_job(task, payload=payload, **options)
             traceparent = _tracing.current_traceparent()
             if traceparent is not None:
                 job = job._replace(trace_context=traceparent)
-            return JobHandle((await self.backend.aenqueue([job], conn))[0], self)
-        return await asyncio.to_thread(self.enqueue, task, payload, conn=conn, **options)
+            ids = await self.backend.aenqueue([job], self.idempotency_retention, conn)
+            return JobHandle(ids[0], self)
+        if conn is not None:
+            return self.enqueue(task, payload, conn=conn, **options)
+        return await asyncio.to_thread(self.enqueue, task, payload, **options)
 
     async def aenqueue_many(
         self, jobs: Iterable[dict[str, Any]], *, conn: Any = None
     ) -> list[int]:
+        """Async enqueue_many(); `conn` as in aenqueue()."""
         _check_batch(jobs)
         if conn is not None and self.backend.is_async_connection(conn):
             traceparent = _tracing.current_traceparent()
             specs = [self._spec(j)._replace(trace_context=traceparent) for j in jobs]
-            return await self.backend.aenqueue(specs, conn)
+            return await self.backend.aenqueue(specs, self.idempotency_retention, conn)
+        if conn is not None:
+            return self.enqueue_many(jobs, conn=conn)
         jobs = list(jobs)
-        return await asyncio.to_thread(self.enqueue_many, jobs, conn=conn)
+        return await asyncio.to_thread(self.enqueue_many, jobs)
 
     # -- claim and the owner's transitions (single-job forms raise LeaseLost) ------------------
 

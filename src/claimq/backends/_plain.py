@@ -33,7 +33,7 @@ class PlainOptionalParts:
         """No async driver here."""
         return False
 
-    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
+    async def aenqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any) -> list[int]:
         """Not supported (capabilities.async_connections is false): raises InvalidInput."""
         raise InvalidInput("an async connection needs a PostgreSQL database")
 

@@ -461,8 +461,8 @@ class Backend(Protocol):
     def is_async_connection(self, conn: Any) -> bool:
         """Whether `conn` is an async connection of this backend's driver (for aenqueue)."""
         ...
-    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
-        """enqueue() inside the caller's async connection and transaction (un-keyed jobs).
+    async def aenqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any) -> list[int]:
+        """enqueue() inside the caller's async connection and transaction.
         Without capabilities.async_connections: raises InvalidInput."""
         ...
 

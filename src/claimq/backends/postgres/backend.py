@@ -8,7 +8,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -711,27 +711,43 @@ class PostgresBackend:
     def is_async_connection(self, conn: Any) -> bool:
         return isinstance(conn, psycopg.AsyncConnection)
 
-    async def aenqueue(self, jobs: Sequence[NewJob], conn: Any) -> list[int]:
-        """enqueue() inside the caller's psycopg AsyncConnection (and its transaction)."""
+    async def aenqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any) -> list[int]:
+        """enqueue() inside the caller's psycopg AsyncConnection (and its transaction): the
+        same statements as the sync path, keyed jobs included."""
         if not isinstance(conn, psycopg.AsyncConnection):
             raise InvalidInput("conn must be a psycopg.AsyncConnection for a PostgreSQL database")
-        if any(j.idempotency_key is not None for j in jobs):
-            raise InvalidInput(
-                "idempotency keys inside an AsyncConnection's transaction are not supported yet; "
-                "use the sync connection form"
-            )
+        if self._limited and any(_limited_by_key(j) for j in jobs):
+            self._limited.clear()  # a queue may become keyed: this process's claims see it now
+        plain = [j for j in jobs if j.idempotency_key is None]
         try:
-            async with conn.cursor() as cur:
-                names = sorted({j.queue for j in jobs})
-                await cur.execute(self._q.ensure_queues, {"names": names})
-                query, params = self.enqueue_params(jobs)
-                keyed = sorted({j.queue for j in jobs if _limited_by_key(j)})
-                if keyed:  # their claims count per concurrency key from now on
-                    self._limited.clear()
-                    await cur.execute(self._q.mark_keyed_queues,
-                                      {"names": keyed, "now": params["now"]})
-                await cur.execute(query, params)
-                return [row[0] for row in await cur.fetchall()]
+            async with conn.cursor(row_factory=dict_row) as cur:
+                plain_ids: Iterator[int] = iter(())
+                if plain:
+                    query, params = self.enqueue_params(plain)
+                    names = sorted({j.queue for j in plain})
+                    await cur.execute(self._q.ensure_queues,
+                                      {"names": names, "now": params["now"]})
+                    keyed = sorted({j.queue for j in plain if _limited_by_key(j)})
+                    if keyed:  # their claims count per concurrency key from now on
+                        await cur.execute(self._q.mark_keyed_queues,
+                                          {"names": keyed, "now": params["now"]})
+                    await cur.execute(query, params)
+                    plain_ids = iter([row["id"] for row in await cur.fetchall()])
+                ids: list[int] = []
+                for job in jobs:
+                    if job.idempotency_key is None:
+                        ids.append(next(plain_ids))
+                        continue
+                    steps = self._keyed_steps(job, retention)
+                    row = None
+                    try:
+                        while True:
+                            query, params = steps.send(row)
+                            await cur.execute(query, params)
+                            row = await cur.fetchone() if cur.description is not None else None
+                    except StopIteration as settled:
+                        ids.append(settled.value)
+                return ids
         except psycopg.Error as exc:
             raise self._error(exc) from exc
 
@@ -822,6 +838,22 @@ class PostgresBackend:
             cur.execute(self._q.mark_keyed_queues, {"names": sorted(names), "now": now})
 
     def _insert_keyed(self, cur: Any, job: NewJob, retention: float) -> int:
+        steps = self._keyed_steps(job, retention)
+        row = None
+        try:
+            while True:
+                query, params = steps.send(row)
+                cur.execute(query, params)
+                row = cur.fetchone() if cur.description is not None else None
+        except StopIteration as settled:
+            return int(settled.value)
+
+    def _keyed_steps(
+        self, job: NewJob, retention: float
+    ) -> Generator[tuple[str, dict[str, Any]], dict[str, Any] | None, int]:
+        """The statements of one keyed enqueue, each sent back its first row (None: no row):
+        run by the sync path on a cursor, by aenqueue on an async one. Returns the job's id
+        (the holder's when the key is held)."""
         flow = job.flow or NO_FLOW
         params = {
             "key": job.idempotency_key,
@@ -848,10 +880,10 @@ class PostgresBackend:
             "now": self._now(),
         }
         for _ in range(5):
-            row = cur.execute(self._q.insert_keyed_job, params).fetchone()
+            row = yield self._q.insert_keyed_job, params
             if row is not None:
                 return int(row["id"])
-            holder = cur.execute(self._q.key_holder, params).fetchone()
+            holder = yield self._q.key_holder, params
             pause("enqueue.key_checked")
             if holder is None:
                 continue  # the holder vanished between the two statements: insert again
@@ -860,13 +892,12 @@ class PostgresBackend:
                     pause("debounce.holder_read")
                     # Debounce. The key row's lock keeps other enqueues out; a claim that took
                     # the job meanwhile leaves zero rows, and the holder is looked at again.
-                    replaced = cur.execute(
-                        self._q.replace_pending, {**params, "id": holder["job_id"]}).fetchone()
+                    replaced = yield self._q.replace_pending, {**params, "id": holder["job_id"]}
                     if replaced is None:
                         continue
                 return int(holder["job_id"])
             # The key's job finished longer ago than the retention window: take the key over.
-            cur.execute(self._q.drop_key, {"key": job.idempotency_key, "job_id": holder["job_id"]})
+            yield self._q.drop_key, {"key": job.idempotency_key, "job_id": holder["job_id"]}
         raise ClaimqError(f"could not settle idempotency key {job.idempotency_key!r}")
 
     # -- claim and the owner's transitions -----------------------------------------------------
