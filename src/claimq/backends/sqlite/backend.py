@@ -69,7 +69,13 @@ from claimq.backends.base import (
 )
 from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import DatabaseError, InvalidInput, MigrationError, SchemaMissing
+from claimq.errors import (
+    DatabaseError,
+    DatabaseUnavailable,
+    InvalidInput,
+    MigrationError,
+    SchemaMissing,
+)
 from claimq.job import CorruptRow, DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.sqlite")
@@ -199,6 +205,16 @@ class _FlowBook:
                 conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
         for buckets in self.buckets:
             buckets.spend(chosen)
+
+
+def _autocommits(conn: sqlite3.Connection) -> bool:
+    """Whether the caller's connection commits each statement by itself (Python 3.12's
+    autocommit=True, or isolation_level None), rather than opening a transaction at the first
+    write (the default) or keeping one open (autocommit=False)."""
+    mode = getattr(conn, "autocommit", None)
+    if mode is True or mode is False:
+        return mode
+    return conn.isolation_level is None
 
 
 def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
@@ -353,7 +369,8 @@ class SQLiteBackend(PlainOptionalParts):
             conn = self._conn()
             # Threads of one process queue here rather than in SQLite's busy handler, whose
             # sleeps grow to 100 ms; only other processes contend for the file lock.
-            with self._writer:
+            self._take_writer()
+            try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield conn
@@ -362,27 +379,51 @@ class SQLiteBackend(PlainOptionalParts):
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+            finally:
+                self._writer.release()
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
+
+    def _take_writer(self) -> None:
+        """This process's writer lock, for one write transaction. Never waits for ever: a
+        thread inside app.transaction() holds it (a write of claimq's own there would wait for
+        the transaction that waits for it: refused at once), and another thread waits at most
+        busy_timeout, as for another process's writer."""
+        if getattr(self._local, "transaction", False):
+            raise InvalidInput(
+                "this thread is inside app.transaction(), which holds SQLite's one writer: pass "
+                "its connection as conn= to write in it (enqueue(..., conn=conn)), or write "
+                "after it ends")
+        if not self._writer.acquire(timeout=self.busy_timeout):
+            raise DatabaseUnavailable(
+                f"database is locked ({self.path}): another thread of this process held the "
+                f"write lock (an app.transaction()?) for the busy_timeout of "
+                f"{self.busy_timeout:g} s")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction on claimq's own connection, for the caller's business writes
         together with enqueue(conn=…) or a handler's ctx.complete_in(conn). Opening it maps
         errors like every method; the caller's own statements and the commit raise sqlite3's."""
-        with self._writer:
+        self._take_writer()
+        try:
             try:
                 conn = self._conn()
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise translate(exc, self.path) from exc
+            self._local.transaction = True
             try:
                 yield conn
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._local.transaction = False
             conn.execute("COMMIT")
+        finally:
+            self._writer.release()
 
     def close(self) -> None:
         with self._all_lock:
@@ -446,11 +487,35 @@ class SQLiteBackend(PlainOptionalParts):
             if not isinstance(conn, sqlite3.Connection):
                 raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
             try:
-                return self._insert(conn, jobs, retention)
+                return self._insert_callers(conn, jobs, retention)
             except sqlite3.Error as exc:
                 raise translate(exc, self.path) from exc
         with self._write() as own:
             return self._insert(own, jobs, retention)
+
+    def _insert_callers(
+        self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
+    ) -> list[int]:
+        """enqueue() on the caller's connection, with SQLite's write lock taken before any key
+        is read (else two callers could both read a key free and both insert). Inside the
+        caller's transaction: a write that changes nothing takes the lock. Outside one: BEGIN
+        IMMEDIATE, then COMMIT here when the connection autocommits (all jobs or none), else
+        the transaction stays open for the caller, as the first INSERT would have left it."""
+        if conn.in_transaction:
+            if any(j.idempotency_key is not None for j in jobs):
+                conn.execute(_Q.take_writer)
+            return self._insert(conn, jobs, retention)
+        conn.execute("BEGIN IMMEDIATE")
+        if not _autocommits(conn):
+            return self._insert(conn, jobs, retention)
+        try:
+            ids = self._insert(conn, jobs, retention)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return ids
 
     def _insert(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
@@ -465,6 +530,7 @@ class SQLiteBackend(PlainOptionalParts):
                 if held is not None:
                     ids.append(held)
                     continue  # a held key writes nothing, not even its queue
+                pause("enqueue.key_read")  # the key read free, not yet taken
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
