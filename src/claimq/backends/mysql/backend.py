@@ -76,6 +76,7 @@ from claimq.backends.mysql._errors import (
     error_code,
     translate,
 )
+from claimq.backends.mysql._server import check_server
 from claimq.backends.mysql._url import parse_mysql_url
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
@@ -324,6 +325,7 @@ class MySQLBackend(PlainOptionalParts):
             self._driver = MySQLdb
         self._error_types: type[BaseException] = self._driver.Error
         self._idle: list[Any] = []
+        self._server_checked = False  # MariaDB >= 10.6, checked at the first connection
         self._lock = threading.Lock()
         self._limited: dict[str | None, tuple[bool, float]] = {}
         self.retries: Counter[str] = Counter()  # deadlocks and lock-wait timeouts retried
@@ -349,6 +351,13 @@ class MySQLBackend(PlainOptionalParts):
                 autocommit=True, charset="utf8mb4", client_flag=_FOUND_ROWS,
                 connect_timeout=o.connect_timeout, read_timeout=o.read_timeout,
                 write_timeout=o.read_timeout)
+        if not self._server_checked:
+            try:
+                check_server(conn.get_server_info(), self._where)
+            except InvalidInput:
+                conn.close()
+                raise
+            self._server_checked = True
         cur = conn.cursor()
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
         cur.execute(f"SET time_zone = '+00:00', innodb_lock_wait_timeout = {o.lock_wait_timeout}")
