@@ -426,7 +426,7 @@ class Backend(Protocol):
     statements inside transaction() are the caller's and pass through unchanged."""
 
     url: str
-    kind: str  # "sqlite", "postgresql" or "mysql" (MariaDB and MySQL)
+    kind: str  # "sqlite", "postgresql" or "mysql" (MariaDB >= 10.6)
     schema: str  # PostgreSQL: the schema holding claimq's tables; "" where there is none
     capabilities: Capabilities
 
