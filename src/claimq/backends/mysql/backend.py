@@ -1123,14 +1123,8 @@ class MySQLBackend(PlainOptionalParts):
     # -- operator ------------------------------------------------------------------------------
 
     def get_job(self, job_id: int) -> Job | None:
-        with self._connection() as conn:
-            cur = conn.cursor()
-            for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
-                cur.execute(query, {"id": job_id})
-                rows = _dicts(cur)
-                if rows:
-                    return _row_to_job(rows[0])
-        return None
+        rows = self._read(_Q.get_job, {"id": job_id})
+        return _row_to_job(rows[0]) if rows else None
 
     def list_jobs(
         self,

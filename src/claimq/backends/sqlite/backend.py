@@ -891,12 +891,8 @@ class SQLiteBackend(PlainOptionalParts):
 
     @mapped
     def get_job(self, job_id: int) -> Job | None:
-        conn = self._conn()
-        for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
-            row = conn.execute(query, {"id": job_id}).fetchone()
-            if row is not None:
-                return _row_to_job(row)
-        return None
+        row = self._conn().execute(_Q.get_job, {"id": job_id}).fetchone()
+        return None if row is None else _row_to_job(row)
 
     @mapped
     def list_jobs(
@@ -960,9 +956,8 @@ class SQLiteBackend(PlainOptionalParts):
                 return "cancelled"
             if conn.execute(_Q.cancel_request, params).fetchone() is not None:
                 return "cancel_requested"
-            for query in (_Q.get_live, _Q.get_archive, _Q.get_dead):
-                if conn.execute(query, params).fetchone() is not None:
-                    return "finished"
+            if conn.execute(_Q.get_job, params).fetchone() is not None:
+                return "finished"
         return "not_found"
 
     def resurrect(

@@ -1,1 +1,0 @@
-SELECT *, 'dead' AS status FROM claimq_dead WHERE id = %(id)s

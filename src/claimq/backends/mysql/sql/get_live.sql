@@ -1,1 +1,0 @@
-SELECT * FROM claimq_jobs WHERE id = %(id)s

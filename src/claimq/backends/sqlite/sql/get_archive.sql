@@ -1,1 +1,0 @@
-SELECT *, 'succeeded' AS status FROM claimq_archive WHERE id = :id
