@@ -114,7 +114,7 @@ def test_two_callers_connections_cannot_both_take_one_key(app: App) -> None:
     at_point, go_on = threading.Event(), threading.Event()
 
     def hook(point: str) -> None:
-        if point == "enqueue.key_read" and threading.current_thread() is a_thread:
+        if point == "enqueue.key_checked" and threading.current_thread() is a_thread:
             at_point.set()
             assert go_on.wait(BOUND)
 

@@ -530,7 +530,6 @@ class SQLiteBackend(PlainOptionalParts):
                 if held is not None:
                     ids.append(held)
                     continue  # a held key writes nothing, not even its queue
-                pause("enqueue.key_read")  # the key read free, not yet taken
             if job.queue not in seen_queues:
                 conn.execute(_Q.ensure_queue, {"name": job.queue, "now": now})
                 seen_queues.add(job.queue)
