@@ -96,7 +96,7 @@ def _enqueue(app: App, entry: str, jobs: list[tuple[int, str | None]], queue: st
     task = app.tasks[TASK].with_options(queue=queue)
     if entry == "task.enqueue":
         [(n, key)] = jobs
-        return [task.with_options(idempotency_key=key).enqueue(conn, n=n)]
+        return [task.with_options(idempotency_key=key).enqueue(n=n, conn=conn)]
     if entry == "app.enqueue":
         [(n, key)] = jobs
         return [app.enqueue(TASK, {"n": n}, queue=queue, idempotency_key=key, conn=conn)]
@@ -110,7 +110,7 @@ async def _aenqueue(app: App, entry: str, jobs: list[tuple[int, str | None]], qu
     task = app.tasks[TASK].with_options(queue=queue)
     if entry == "task.aenqueue":
         [(n, key)] = jobs
-        return [await task.with_options(idempotency_key=key).aenqueue(conn, n=n)]
+        return [await task.with_options(idempotency_key=key).aenqueue(n=n, conn=conn)]
     if entry == "app.aenqueue":
         [(n, key)] = jobs
         return [await app.aenqueue(TASK, {"n": n}, queue=queue, idempotency_key=key,
