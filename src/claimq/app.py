@@ -658,11 +658,16 @@ class App:
     def resurrect(
         self, job_id: int, *, payload: dict[str, Any] | None = None, priority: int | None = None
     ) -> None:
-        """Dead letter -> pending with attempts reset (history kept), optionally edited."""
+        """Dead letter -> pending with attempts reset (history kept), optionally edited.
+
+        A job with an idempotency key takes its key back; when another job holds that key
+        (live, or finished inside idempotency_retention) it raises KeyHeld and nothing changes.
+        """
         text = None if payload is None else _validate.payload_json(payload, self.payload_limit)
         if priority is not None:
             _validate.integer(priority, "priority", *_validate.PRIORITY_RANGE)
-        if not self.backend.resurrect(_job_id(job_id), text, priority):
+        if not self.backend.resurrect(_job_id(job_id), text, priority,
+                                      self.idempotency_retention):
             raise JobNotFound(f"no dead letter {job_id}")
 
     def purge(

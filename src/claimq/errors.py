@@ -37,6 +37,22 @@ class JobFailed(ClaimqError):
         return (JobFailed, (self.job_id, self.reason, self.error))
 
 
+class KeyHeld(ClaimqError):
+    """A dead letter was not resurrected because another job holds its idempotency key (live,
+    or finished inside the key's retention window): two holders of one key would break its
+    uniqueness. Nothing was written; resurrect it once the holder has let the key go."""
+
+    def __init__(self, job_id: int, key: str, holder_id: int) -> None:
+        self.job_id = job_id
+        self.key = key
+        self.holder_id = holder_id
+        super().__init__(f"dead letter {job_id} not resurrected: its idempotency key {key!r} "
+                         f"is held by job {holder_id}")
+
+    def __reduce__(self) -> tuple[type[KeyHeld], tuple[int, str, int]]:
+        return (KeyHeld, (self.job_id, self.key, self.holder_id))
+
+
 class LeaseLost(ClaimqError):
     """A token-guarded write matched no row: the job was re-owned, released, reaped or cancelled.
 

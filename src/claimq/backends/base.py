@@ -11,6 +11,10 @@ from typing import Any, Literal, NamedTuple, Protocol
 from claimq._validate import NewJob
 from claimq.job import Job
 
+# The idempotency-key window a backend call assumes when its caller gives none (App's default
+# idempotency_retention, 24 h).
+KEY_RETENTION = 86400.0
+
 Table = Literal["live", "archive", "dead"]
 RoleKind = Literal["reader", "producer", "worker", "admin"]
 UNSET: Any = object()  # "leave this setting as it is", distinct from None ("clear it")
@@ -567,8 +571,16 @@ class Backend(Protocol):
         ...
     def cancel(self, job_id: int) -> CancelOutcome: ...
     def resurrect(
-        self, job_id: int, payload_json: str | None = None, priority: int | None = None
-    ) -> bool: ...
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None,
+        retention: float = KEY_RETENTION,
+    ) -> bool:
+        """Dead letter `job_id` back to pending (False: no such dead letter, nothing written).
+        A keyed job takes its idempotency key back (the key's row points at it, finished_at
+        cleared) when the key is free or still its own; when another job holds the key
+        (_key_held.sql: live in any status, or finished less than `retention` seconds ago) it
+        raises KeyHeld and writes nothing. The check and the move are one transaction under
+        the key's lock."""
+        ...
     def purge(
         self,
         table: Literal["archive", "dead"],

@@ -32,6 +32,7 @@ from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
 from claimq.backends._url import redact
 from claimq.backends.base import (
+    KEY_RETENTION,
     UNSET,
     AuditEntry,
     BreakerInfo,
@@ -79,7 +80,13 @@ from claimq.backends.mysql._errors import (
 from claimq.backends.mysql._server import check_server
 from claimq.backends.mysql._url import parse_mysql_url
 from claimq.clock import Clock, SystemClock, is_system
-from claimq.errors import ClaimqError, DatabaseUnavailable, InvalidInput, SchemaMissing
+from claimq.errors import (
+    ClaimqError,
+    DatabaseUnavailable,
+    InvalidInput,
+    KeyHeld,
+    SchemaMissing,
+)
 from claimq.job import DeadReason, Job, Status
 
 _Q = load_queries("claimq.backends.mysql")
@@ -1224,20 +1231,50 @@ class MySQLBackend(PlainOptionalParts):
         return self._write(work)
 
     def resurrect(
-        self, job_id: int, payload_json: str | None = None, priority: int | None = None
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None,
+        retention: float = KEY_RETENTION,
     ) -> bool:
         def work(cur: Any) -> bool:
             params = {"id": job_id, "now": self._now(), "payload": payload_json,
-                      "priority": priority}
+                      "priority": priority, "statuses": _rows.HOLDING_JSON["until_done"],
+                      "retention_us": _micros(retention)}
             cur.execute(_Q.lock_dead, params)
-            if cur.fetchone() is None:
+            dead = cur.fetchone()
+            if dead is None:
                 return False
             pause("resurrect.locked")
+            if dead[1] is not None:
+                self._take_dead_key(cur, job_id, dead[1], params)
+            pause("resurrect.key_checked")
             cur.execute(_Q.resurrect, params)
+            if cur.rowcount != 1:
+                raise ClaimqError(f"dead letter {job_id} vanished under its row lock")
             cur.execute(_Q.delete_dead, params)
             return True
 
         return self._write(work)
+
+    def _take_dead_key(self, cur: Any, job_id: int, key: str, params: dict[str, Any]) -> None:
+        """Points the row of dead letter `job_id`'s idempotency key at it, its window cleared
+        (KeyHeld when another job holds the key), as an enqueue takes a key: the key's row
+        locked first, taken only when it has no row."""
+        params = {**params, "key": key, "job_id": job_id}
+        for _ in range(5):
+            cur.execute(_Q.key_holder, params)
+            if cur.fetchone() is None:
+                cur.execute(_Q.claim_key, params)
+                if cur.rowcount != 1:
+                    continue  # another enqueue took the key meanwhile: read its holder
+            else:
+                # read again under the row's lock by a later statement, whose snapshot sees
+                # what a writer that held the lock committed
+                cur.execute(_Q.key_holder, params)
+                holder = cur.fetchone()
+                if holder[0] != job_id and holder[1]:
+                    raise KeyHeld(job_id, key, int(holder[0]))
+            cur.execute(_Q.set_key_holder, params)
+            return
+        raise ClaimqError(f"could not settle idempotency key {key!r}")
 
     def purge(
         self,

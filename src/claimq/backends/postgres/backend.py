@@ -28,6 +28,7 @@ from claimq.backends._rows import (
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends._url import parse_postgres_url, redact
 from claimq.backends.base import (
+    KEY_RETENTION,
     UNSET,
     AuditEntry,
     BreakerInfo,
@@ -72,6 +73,7 @@ from claimq.errors import (
     DatabaseError,
     DatabaseUnavailable,
     InvalidInput,
+    KeyHeld,
     SchemaMissing,
 )
 from claimq.job import Job, Status
@@ -1311,11 +1313,43 @@ class PostgresBackend:
         return "not_found" if row is None else row["outcome"]
 
     def resurrect(
-        self, job_id: int, payload_json: str | None = None, priority: int | None = None
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None,
+        retention: float = KEY_RETENTION,
     ) -> bool:
-        params = {"id": job_id, "payload": payload_json, "priority": priority, "now": self._now()}
-        with self._conn() as conn:
-            return conn.execute(self._q.resurrect, params).fetchone() is not None
+        params = {"id": job_id, "payload": payload_json, "priority": priority, "now": self._now(),
+                  "statuses": _HOLDING["until_done"], "period": retention}
+        with self._conn() as conn, conn.transaction():
+            dead = conn.execute(self._q.lock_dead_key, params).fetchone()
+            if dead is None:
+                return False
+            key = dead["idempotency_key"]
+            if key is not None:
+                self._take_dead_key(conn, job_id, key, params)
+            pause("resurrect.key_checked")
+            if conn.execute(self._q.resurrect, params).fetchone() is None:
+                raise ClaimqError(f"dead letter {job_id} vanished under its row lock")
+            return True
+
+    def _take_dead_key(self, conn: Any, job_id: int, key: str, params: dict[str, Any]) -> None:
+        """Gives dead letter `job_id` a fresh row of its idempotency key (KeyHeld when another
+        job holds the key). The way an enqueue takes a key over: the old row deleted and a new
+        one inserted, never updated in place, so that an enqueue waiting on the old row's lock
+        finds it gone and meets the new one on insert, after this transaction committed."""
+        params = {**params, "key": key}
+        for _ in range(5):
+            if conn.execute(self._q.take_dead_key, params).fetchone() is not None:
+                return
+            # The row's lock first, then its holder read by a later statement (whose snapshot
+            # sees what a writer that held the lock committed).
+            if conn.execute(self._q.key_holder, params).fetchone() is None:
+                continue  # the row vanished meanwhile: take the key again
+            holder = conn.execute(self._q.key_holder, params).fetchone()
+            if holder is None:
+                continue
+            if holder["job_id"] != job_id and holder["holds"]:
+                raise KeyHeld(job_id, key, int(holder["job_id"]))
+            conn.execute(self._q.drop_key, {"key": key, "job_id": holder["job_id"]})
+        raise ClaimqError(f"could not settle idempotency key {key!r}")
 
     def purge(
         self,

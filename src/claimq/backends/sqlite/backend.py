@@ -32,6 +32,7 @@ from claimq.backends._rows import (
 )
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
+    KEY_RETENTION,
     UNSET,
     AuditEntry,
     BreakerInfo,
@@ -70,9 +71,11 @@ from claimq.backends.base import (
 from claimq.backends.sqlite._errors import mapped, translate
 from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import (
+    ClaimqError,
     DatabaseError,
     DatabaseUnavailable,
     InvalidInput,
+    KeyHeld,
     MigrationError,
     SchemaMissing,
 )
@@ -960,17 +963,28 @@ class SQLiteBackend(PlainOptionalParts):
         return "not_found"
 
     def resurrect(
-        self, job_id: int, payload_json: str | None = None, priority: int | None = None
+        self, job_id: int, payload_json: str | None = None, priority: int | None = None,
+        retention: float = KEY_RETENTION,
     ) -> bool:
-        with self._write() as conn:
+        with self._write() as conn:  # the writer lock: the key checked is the key taken
             now = self._time()
-            params = {"id": job_id, "now": now, "payload": payload_json, "priority": priority}
+            params = {"id": job_id, "now": now, "payload": payload_json, "priority": priority,
+                      "statuses": HOLDING_JSON["until_done"], "since": now - retention}
+            dead = conn.execute(_Q.resurrect_key, params).fetchone()
+            if dead is None:
+                return False
+            key, holder, holds = dead
+            if key is not None and holder is not None and holder != job_id and holds:
+                raise KeyHeld(job_id, key, int(holder))
+            pause("resurrect.key_checked")
             row = conn.execute(_Q.resurrect, params).fetchone()
             if row is None:
-                return False
+                raise ClaimqError(f"dead letter {job_id} vanished under the writer lock")
             pause("resurrect.copied")
             conn.execute(_Q.delete_dead, params)
             conn.execute(_Q.ensure_queue, {"name": row["queue"], "now": now})
+            if key is not None:  # the key's row points at the job again, its window cleared
+                conn.execute(_Q.set_key_holder, {"key": key, "job_id": job_id, "now": now})
         return True
 
     def purge(

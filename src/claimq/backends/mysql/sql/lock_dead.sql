@@ -1,1 +1,3 @@
-SELECT id FROM claimq_dead WHERE id = %(id)s FOR UPDATE
+-- The dead letter a resurrect moves, locked, with its idempotency key. No row: no such dead
+-- letter.
+SELECT id, idempotency_key FROM claimq_dead WHERE id = %(id)s FOR UPDATE
