@@ -20,6 +20,7 @@ from interleave import World, claim, complete, fail, settle
 from invariants import claimed_once, one_owner_wins
 
 from claimq.backends.base import Owned
+from claimq.errors import KeyHeld
 
 BACKENDS = ("sqlite", "postgresql", "mariadb")
 SRC = Path(__file__).resolve().parents[2] / "src" / "claimq"
@@ -282,6 +283,54 @@ def resurrected_once(w: World, c: Ctx, o: Any) -> list[str]:
     return [f"job {c['ids'][0]} resurrected twice"] if both else []
 
 
+KEY = "i"
+
+
+def dead_keyed(w: World) -> Ctx:
+    """One dead letter holding the idempotency key KEY (unique="active": once it is dead, a new
+    enqueue of the key is accepted, and its resurrection races that enqueue for the key)."""
+    ids = w.enqueue(1, queue=Q, idempotency_key=KEY, unique="active")
+    jobs = w.claim(queues=[Q], limit=1)
+    assert fail(w.b, jobs, permanent=True).dead == set(ids)
+    return {"ids": ids, "jobs": jobs}
+
+
+def resurrect_keyed(app: str) -> Callable[[World, Ctx], Any]:
+    """Resurrects the world's dead letter: ("resurrected", moved) or ("refused", holder id)."""
+    def run(w: World, c: Ctx) -> Any:
+        try:
+            return "resurrected", getattr(w, app).backend.resurrect(c["ids"][0])
+        except KeyHeld as exc:
+            return "refused", exc.holder_id
+    return run
+
+
+def enqueue_keyed(app: str) -> Callable[[World, Ctx], Any]:
+    """Enqueues a job of KEY (unique="active"): ("enqueued", the id the enqueue returned)."""
+    def run(w: World, c: Ctx) -> Any:
+        job_id = int(getattr(w, app).enqueue("t.work", {"n": 9}, queue=Q,
+                                             idempotency_key=KEY, unique="active"))
+        w.enqueued.add(job_id)
+        return "enqueued", job_id
+    return run
+
+
+def key_goes_to_one(w: World, c: Ctx, o: Any) -> list[str]:
+    """Either the resurrection took the key (the enqueue answered with the resurrected job) or
+    it was refused naming the enqueued job as the key's holder (and the dead letter stayed)."""
+    results = dict([o.a_result, o.b_result])
+    dead_id, enqueued = c["ids"][0], results["enqueued"]
+    if "resurrected" in results:
+        if results["resurrected"] is not True:
+            return [f"resurrect of {dead_id} answered {results['resurrected']!r}"]
+        return [] if enqueued == dead_id else [
+            f"job {dead_id} resurrected and job {enqueued} enqueued with its key"]
+    problems = [] if results["refused"] == enqueued != dead_id else [
+        f"resurrect refused naming holder {results['refused']}, the enqueue answered {enqueued}"]
+    still = w.rows(f"SELECT count(*) FROM {w.table('dead')} WHERE id = {int(dead_id)}")
+    return problems + ([] if int(still[0][0]) == 1 else [f"refused dead letter {dead_id} moved"])
+
+
 def no_debounce_lost(w: World, c: Ctx, o: Any) -> list[str]:
     """The debounced payload is queued (pending) unless the claim took the holder first, and
     then a new job holds it."""
@@ -437,6 +486,12 @@ SPECS: list[Spec] = [
            lambda w, c: w.a.backend.resurrect(c["ids"][0]),
            lambda w, c: w.b.backend.resurrect(c["ids"][0]), resurrected_once)
       for point in ("resurrect.copied", "resurrect.locked")],
+    # resurrect of a keyed dead letter: its key checked (and taken), the job not yet moved; and
+    # an enqueue of the same key between its key check and its write
+    Spec("resurrect x enqueue, same key", "resurrect.key_checked", dead_keyed,
+         resurrect_keyed("a"), enqueue_keyed("b"), key_goes_to_one),
+    Spec("enqueue x resurrect, same key", "enqueue.key_checked", dead_keyed,
+         enqueue_keyed("a"), resurrect_keyed("b"), key_goes_to_one),
     # schedules: an edit between its read and its write; a firing between its read of the due
     # rows and its writes
     *[Spec(f"{how} x fire", "schedule.edit_read", scheduled, edit("a", how), fire("b"),
