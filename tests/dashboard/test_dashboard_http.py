@@ -197,6 +197,27 @@ def test_bulk_acts_on_exactly_the_previewed_set(app: App, client: TestClient) ->
     assert again["affected"] == 0  # they are no longer dead letters: nothing else changes
 
 
+def test_resurrect_refused_when_another_job_holds_the_key(app: App, client: TestClient) -> None:
+    """A dead letter whose idempotency key a newer job holds is not resurrected: one action
+    answers 409 naming the holder; a bulk resurrect moves the others and reports it."""
+    [keyed] = dead_letters(app, 1, queue="bulk", idempotency_key="i", unique="active")
+    plain = dead_letters(app, 1, queue="bulk")
+    holder = app.enqueue("t", {"n": 9}, queue="bulk", idempotency_key="i", unique="active")
+    headers = admin(client)
+    one = client.post(f"/api/jobs/{keyed}/resurrect", json={}, headers=headers)
+    assert one.status_code == 409 and f"held by job {holder}" in one.json()["error"]
+    body = {"table": "dead", "action": "resurrect", "filter": {"queue": "bulk"}}
+    preview = client.post("/api/bulk/preview", json=body, headers=headers).json()
+    applied = client.post("/api/bulk/apply", headers=headers, json={
+        **body, "ids": preview["ids"], "snapshot": preview["snapshot"]}).json()
+    assert (applied["requested"], applied["affected"], applied["ids"]) == (2, 1, plain)
+    assert [(r["id"], r["key"], r["holder_id"]) for r in applied["refused"]] == [
+        (keyed, "i", holder)]
+    assert [j.id for j in app.list_jobs("dead", queue="bulk")] == [keyed]
+    entry = app.backend.list_audit(None, 1)[0]
+    assert [r["id"] for r in entry.detail["refused"]] == [keyed]
+
+
 def test_bulk_purge_cancel_and_run_now(app: App, client: TestClient) -> None:
     headers = admin(client)
     dead = dead_letters(app, 3, queue="p")

@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 from claimq.app import App
 from claimq.dashboard import _data
 from claimq.dashboard._security import COOKIE, Caller, Guard
-from claimq.errors import ClaimqError, InvalidInput, JobNotFound
+from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 Handler = Callable[[Request, Caller], Awaitable[Response]]
@@ -101,6 +101,8 @@ def create_app(
                 return _error(str(exc), 404)
             except InvalidInput as exc:
                 return _error(str(exc), 400)
+            except KeyHeld as exc:  # another job holds the dead letter's key: nothing changed
+                return _error(str(exc), 409)
             except ClaimqError as exc:
                 return _error(f"{type(exc).__name__}: {exc}", 503)
 
@@ -282,10 +284,14 @@ def create_app(
         snapshots.check(table, action, where, ids, str(body.get("snapshot", "")))
 
         def run() -> dict[str, Any]:
-            done = _data.bulk_apply(app, table, action, ids)
-            audited(request, caller, f"bulk {action}", f"{table} jobs",
-                    {"filter": where, "ids": ids, "changed": done}, len(done))
-            return {"requested": len(ids), "affected": len(done), "ids": done}
+            refused: list[dict[str, Any]] = []
+            done = _data.bulk_apply(app, table, action, ids, refused)
+            detail = {"filter": where, "ids": ids, "changed": done}
+            if refused:
+                detail["refused"] = refused
+            audited(request, caller, f"bulk {action}", f"{table} jobs", detail, len(done))
+            return {"requested": len(ids), "affected": len(done), "ids": done,
+                    "refused": refused}
 
         return _json(await run_in_threadpool(run))
 

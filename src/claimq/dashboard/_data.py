@@ -15,7 +15,7 @@ import orjson
 
 from claimq.app import App
 from claimq.backends.base import AuditEntry, QueueInfo
-from claimq.errors import ClaimqError, InvalidInput, JobNotFound
+from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 from claimq.job import Job
 
 Table = Literal["live", "archive", "dead"]
@@ -166,8 +166,12 @@ class Snapshots:
             raise InvalidInput("the ids are not those of a preview of this action: preview again")
 
 
-def bulk_apply(app: App, table: Table, action: str, ids: list[int]) -> list[int]:
-    """Does `action` to each of `ids` that is still in the state it needs; the ids it changed."""
+def bulk_apply(app: App, table: Table, action: str, ids: list[int],
+               refused: list[dict[str, Any]] | None = None) -> list[int]:
+    """Does `action` to each of `ids` that is still in the state it needs; the ids it changed.
+    A dead letter whose idempotency key another job holds is not resurrected: it goes into
+    `refused` ({"id", "key", "holder_id", "error"}) and the others go on (without `refused`,
+    KeyHeld is raised)."""
     if action not in BULK_ACTIONS[table]:
         raise InvalidInput(f"{action} is not an action on {table} jobs")
     if action == "purge":
@@ -188,6 +192,11 @@ def bulk_apply(app: App, table: Table, action: str, ids: list[int]) -> list[int]
                 done.append(job_id)
             except JobNotFound:
                 pass
+            except KeyHeld as exc:
+                if refused is None:
+                    raise
+                refused.append({"id": job_id, "key": exc.key, "holder_id": exc.holder_id,
+                                "error": str(exc)})
     return done
 
 
