@@ -150,9 +150,12 @@ def test_audit_age_none_keeps_the_audit(db_url: str, clock: FakeClock) -> None:
 def test_a_key_pruner_paused_after_its_selection_spares_a_resurrected_holder(
         app: App, clock: FakeClock) -> None:
     """pause('prune.selected'): the pruner has picked a dead job's expired key; the job is
-    resurrected (live again, holding its key) before the delete. The delete checks the rule
-    again: the key stays, and a duplicate is refused. (SQLite and PostgreSQL prune keys in one
-    statement: no point between.)"""
+    resurrected meanwhile. A resurrect takes its key under the key row's lock, so it waits for
+    the pruner (the key deleted, then taken again) or the pruner's delete, checking the rule
+    again, spares the key it took: either way the key stays the job's and a duplicate is
+    refused. (The interleaving spec "prune keys x resurrect" resumes the pruner only once the
+    resurrect waits on it. SQLite and PostgreSQL prune keys in one statement: no point
+    between.)"""
     job_id = app.enqueue("t", idempotency_key="k", queue="q")
     assert app.cancel(job_id) == "cancelled"
     clock.advance(2 * DAY)  # past the 24 h window: the key is free, the pruner may take it
@@ -171,11 +174,14 @@ def test_a_key_pruner_paused_after_its_selection_spares_a_resurrected_holder(
             app.backend.prune_idempotency_keys(app.idempotency_retention, 100)))
         thread.start()
         assert reached.wait(10), "the pruner never reached prune.selected"
-        app.resurrect(job_id)  # the key's row is locked by the pruner, the job's rows are not
+        resurrect = threading.Thread(target=app.resurrect, args=(job_id,))
+        resurrect.start()  # the key's row is locked by the pruner: it waits, or comes after
         go.set()
-        thread.join(10)
-        assert not thread.is_alive()
+        for t in (thread, resurrect):
+            t.join(30)
+            assert not t.is_alive()
     finally:
         _pause.set_hook(previous)
-    assert deleted == [0]
+    assert deleted in ([0], [1])
+    assert app.get_job(job_id).status == "pending"
     assert app.enqueue("t", idempotency_key="k", queue="q") == job_id  # still its holder
