@@ -58,6 +58,8 @@ def error_entry(job: Job, error: BaseException, attempt: int, worker_id: str | N
         "at": datetime.now(UTC).isoformat(),
         "worker": worker_id,
         "error": type(error).__name__,
+        # the importable path (Django's Tasks record it): two libraries' classes may share a name
+        "error_class": f"{type(error).__module__}.{type(error).__qualname__}",
         # NUL cannot be stored in PostgreSQL text or jsonb: keep it visible, not fatal
         "message": _text(error)[:MAX_MESSAGE].replace("\x00", "\\x00"),
         "traceback": tb[-MAX_TRACEBACK:].replace("\x00", "\\x00"),

@@ -1129,7 +1129,9 @@ class MySQLBackend(PlainOptionalParts):
 
     # -- operator ------------------------------------------------------------------------------
 
-    def get_job(self, job_id: int) -> Job | None:
+    def get_job(self, job_id: int, conn: Any = None) -> Job | None:
+        if conn is not None:
+            raise InvalidInput("get_job(conn=...) is not supported on MySQL/MariaDB yet")
         rows = self._read(_Q.get_job, {"id": job_id})
         return _row_to_job(rows[0]) if rows else None
 

@@ -1238,7 +1238,14 @@ class PostgresBackend:
 
     # -- operator ------------------------------------------------------------------------------
 
-    def get_job(self, job_id: int) -> Job | None:
+    def get_job(self, job_id: int, conn: Any = None) -> Job | None:
+        if conn is not None:
+            with self._writing(conn) as cur:  # the caller's connection and open transaction
+                # claimq's JSON loads on this cursor: a caller's connection may load json(b)
+                # as text (Django's does)
+                set_json_loads(loads_exact, cur)
+                row = cur.execute(self._q.get_job, {"id": job_id}).fetchone()
+            return None if row is None else _row_to_job(row)
         with self._conn() as conn:
             row = conn.execute(self._q.get_job, {"id": job_id}).fetchone()
         return None if row is None else _row_to_job(row)

@@ -892,8 +892,13 @@ class SQLiteBackend(PlainOptionalParts):
     # -- operator ------------------------------------------------------------------------------
 
     @mapped
-    def get_job(self, job_id: int) -> Job | None:
-        row = self._conn().execute(_Q.get_job, {"id": job_id}).fetchone()
+    def get_job(self, job_id: int, conn: Any = None) -> Job | None:
+        if conn is not None and not isinstance(conn, sqlite3.Connection):
+            raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
+        # The caller's connection (and its open transaction) reads with its own row factory
+        cur = (conn or self._conn()).cursor()
+        cur.row_factory = sqlite3.Row
+        row = cur.execute(_Q.get_job, {"id": job_id}).fetchone()
         return None if row is None else _row_to_job(row)
 
     @mapped
