@@ -175,3 +175,50 @@ def test_django_tasks_backend(project: tuple[dict[str, str], str], tmp_path: Pat
     assert request(env, "GET", "/tasks/results/999999/")["status"] == 404
     status = request(env, "GET", f"/orders/{order}/")["body"]["status"]
     assert status == "done by task"
+
+
+
+@pytest.mark.parametrize("app", ["named", "own"])
+@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+def test_manage_py_test(request: pytest.FixtureRequest, tmp_path: Path, db: str,
+                        app: str) -> None:
+    """Issue 29: `manage.py test` of an app that enqueues and reads results (shop/tests.py),
+    with the project's App (CLAIMQ_APP) or the backend's own, on SQLite (Django's in-memory
+    test database) and PostgreSQL (a test database Django makes, then drops: nothing of
+    claimq's may still hold it). Passes, and leaves no test database behind."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEST_", "CLAIMQ_"))}
+    env.update({"DJANGO_SETTINGS_MODULE": "project.settings", "PYTHONUNBUFFERED": "1",
+                "TEST_DJANGO_DB": db})
+    env.pop("PYTHONPATH", None)
+    if app == "own":
+        env["TEST_DJANGO_OWN_APP"] = "1"
+    command = [sys.executable, "manage.py", "test", "shop", "--noinput"]
+    if db == "sqlite":
+        env["TEST_DJANGO_SQLITE"] = str(tmp_path / "django.db")
+        done = subprocess.run(command, cwd=PROJECT, env=env, timeout=90, capture_output=True,
+                              text=True)
+        assert done.returncode == 0 and "\nOK" in done.stderr, done.stderr
+        assert not (tmp_path / "django.db").exists(), "the real database was never touched"
+        return
+    import psycopg
+
+    base = request.getfixturevalue("pg_base_url")
+    parsed = urlparse(base)
+    test_name = f"test_claimq_{uuid.uuid4().hex[:10]}"
+    env.update({"TEST_DJANGO_PG_NAME": parsed.path.lstrip("/"),
+                "TEST_DJANGO_PG_HOST": parsed.hostname or "127.0.0.1",
+                "TEST_DJANGO_PG_PORT": str(parsed.port or 5432),
+                "TEST_DJANGO_PG_USER": parsed.username or "postgres",
+                "TEST_DJANGO_PG_TEST_NAME": test_name,
+                "TEST_CLAIMQ_SCHEMA": f"cq_{uuid.uuid4().hex[:10]}"})
+    try:
+        done = subprocess.run(command, cwd=PROJECT, env=env, timeout=90, capture_output=True,
+                              text=True)
+        assert done.returncode == 0 and "\nOK" in done.stderr, done.stderr
+        with psycopg.connect(base, autocommit=True) as conn:
+            left = conn.execute("SELECT datname FROM pg_database WHERE datname = %s",
+                                (test_name,)).fetchall()
+        assert left == [], "Django could not drop its test database"
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{test_name}" WITH (FORCE)')

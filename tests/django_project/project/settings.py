@@ -26,5 +26,13 @@ else:
         "HOST": os.environ["TEST_DJANGO_PG_HOST"],
         "PORT": os.environ["TEST_DJANGO_PG_PORT"],
         "USER": os.environ["TEST_DJANGO_PG_USER"],
-        "OPTIONS": {"options": f"-c search_path={os.environ['TEST_DJANGO_PG_SCHEMA']}"},
+        # `manage.py test` (TEST_DJANGO_PG_SCHEMA empty): Django's tables in the test
+        # database's public schema, the test database named by TEST_DJANGO_PG_TEST_NAME
+        "OPTIONS": ({"options": f"-c search_path={os.environ['TEST_DJANGO_PG_SCHEMA']}"}
+                    if os.environ.get("TEST_DJANGO_PG_SCHEMA") else {}),
+        "TEST": {"NAME": os.environ.get("TEST_DJANGO_PG_TEST_NAME")},
     }}
+
+if os.environ.get("TEST_DJANGO_OWN_APP"):  # a fresh project's way: no App of its own to name
+    del CLAIMQ_APP
+    TASKS["default"]["OPTIONS"] = {"SCHEMA": os.environ.get("TEST_CLAIMQ_SCHEMA")}

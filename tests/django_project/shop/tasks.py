@@ -22,3 +22,12 @@ def notify(context: TaskContext, order_id: int) -> dict[str, object]:
 @task
 async def explode() -> None:
     raise ValueError("boom")
+
+
+class ConnectionError(Exception):  # noqa: A001 - a client library's class, named like a builtin
+    pass
+
+
+@task
+def unreachable() -> None:
+    raise ConnectionError("the service is down")

@@ -69,16 +69,35 @@ def enqueue(task: Task[Any, Any], /, *, using: str = DEFAULT_DB_ALIAS, **kwargs:
         return task.enqueue(conn=connection.connection, **kwargs)
 
 
+def _same_database(url: str, connection: Any) -> bool:
+    """Whether the App at `url` uses Django's `connection` as its settings are now, or the
+    test database Django's test runner (or pytest-django) made from it since."""
+    parsed = urlparse(url)
+    name = str(connection.settings_dict["NAME"])
+    if connection.vendor == "sqlite" and parsed.scheme == "sqlite":
+        path = unquote(parsed.path[1:])
+        return (os.path.realpath(path) == os.path.realpath(name)
+                or _test_database(connection, os.path.basename(path)))
+    if connection.vendor == "postgresql" and parsed.scheme in ("postgresql", "postgres"):
+        db = unquote(parsed.path.lstrip("/"))
+        return db == name or _test_database(connection, db)
+    return False
+
+
+def _test_database(connection: Any, original: str) -> bool:
+    """Whether Django's `connection` is now on the test database made from `original`."""
+    name = str(connection.settings_dict["NAME"])
+    test_name = (connection.settings_dict.get("TEST") or {}).get("NAME")
+    if test_name and name == str(test_name):
+        return True
+    if connection.vendor == "sqlite":
+        return name.startswith("file:memorydb_")  # Django's in-memory test database
+    return name.startswith(f"test_{original}")  # pytest-django's xdist adds a suffix
+
+
 def _check_same_database(url: str, connection: Any) -> None:
     """A job written into a database the App's workers do not read would never run."""
-    parsed = urlparse(url)
-    conf = connection.settings_dict
-    if connection.vendor == "sqlite" and parsed.scheme == "sqlite":
-        same = os.path.realpath(unquote(parsed.path[1:])) == os.path.realpath(str(conf["NAME"]))
-    else:
-        same = (connection.vendor == "postgresql" and parsed.scheme in ("postgresql", "postgres")
-                and unquote(parsed.path.lstrip("/")) == str(conf["NAME"]))
-    if same:
+    if _same_database(url, connection):
         return
     raise InvalidInput(f"the task's App ({url.split('@')[-1]}) does not use Django's "
                        f"{connection.alias!r} database: build it with "

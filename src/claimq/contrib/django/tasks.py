@@ -21,10 +21,12 @@ the job's tag).
 from __future__ import annotations
 
 import builtins
+import traceback
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -36,15 +38,17 @@ try:  # Django 6
     from django.tasks.backends.base import BaseTaskBackend
     from django.tasks.base import TaskError
     from django.tasks.exceptions import TaskResultDoesNotExist
+    from django.tasks.signals import task_enqueued, task_finished, task_started
 except ImportError:  # the backport
     from django_tasks import TaskContext, TaskResult, TaskResultStatus
     from django_tasks.backends.base import BaseTaskBackend
     from django_tasks.base import TaskError
     from django_tasks.exceptions import TaskResultDoesNotExist
+    from django_tasks.signals import task_enqueued, task_finished, task_started
 
 from claimq._processes import import_app
 from claimq.app import App
-from claimq.contrib.django import _check_same_database, database_url
+from claimq.contrib.django import _check_same_database, _same_database, database_url
 from claimq.errors import JobNotFound
 from claimq.job import Job, Status
 
@@ -68,11 +72,39 @@ class ClaimqBackend(BaseTaskBackend):
         super().__init__(alias, params)
         self.using = self.options.get("DATABASE", "default")
         self.max_attempts = int(self.options.get("MAX_ATTEMPTS", 1))
-        path = self.options.get("APP") or getattr(settings, "CLAIMQ_APP", None)
-        self.app: App = import_app(path) if path else App(
-            database_url(self.using, schema=self.options.get("SCHEMA")))
-        if RUNNER not in self.app.tasks:
-            self.app.task(name=RUNNER)(run_task)
+        self.schema: str | None = self.options.get("SCHEMA")
+        # Django builds its task backends when a tasks module is imported, before the test
+        # runner swaps in the test database: everything about the database is read at use.
+        self._path: str | None = self.options.get("APP") or getattr(settings, "CLAIMQ_APP", None)
+        self._app: App | None = None
+        if self._path:
+            self.app  # noqa: B018 - the named App learns RUNNER now, for its workers
+
+    @property
+    def app(self) -> App:
+        """The named App (OPTIONS["APP"] or settings.CLAIMQ_APP), else an App on Django's
+        database as Django's settings are now (its test database inside tests)."""
+        if self._path:
+            if self._app is None:
+                self._app = _with_runner(import_app(self._path))
+            return self._app
+        url = _django_url(self.using, self.schema)
+        if self._app is None or self._app.url != url:
+            if self._app is not None:
+                self._app.close()
+            self._app = _with_runner(App(url))
+        return self._app
+
+    def close(self) -> None:
+        """Closes the pools of the backend's own App (never those of a named App)."""
+        if self._app is not None and not self._path:
+            self._app.close()
+            self._app = None
+
+    def _connection(self) -> Any:
+        connection = connections[self.using]
+        connection.ensure_connection()
+        return connection
 
     def enqueue(self, task: Any, args: Any, kwargs: Any) -> Any:
         self.validate_task(task)
@@ -82,20 +114,29 @@ class ClaimqBackend(BaseTaskBackend):
             kwargs=kwargs, backend=self.alias, errors=[], worker_ids=[])
         payload = {"task": task.module_path, "args": result.args, "kwargs": result.kwargs,
                    "takes_context": task.takes_context, "backend": self.alias}
+        app = self.app
         with transaction.atomic(using=self.using):
-            connection = connections[self.using]
-            connection.ensure_connection()
-            _check_same_database(self.app.url, connection)
-            job_id = self.app.enqueue(
+            connection = self._connection()
+            _check_same_database(app.url, connection)
+            job_id = app.enqueue(
                 RUNNER, payload, queue=task.queue_name, priority=task.priority,
                 run_at=task.run_after, max_attempts=self.max_attempts,
                 tags=[task.module_path[-200:]], conn=connection.connection)
-        # (not read back: inside the caller's open transaction, other connections cannot see it)
-        return replace(result, id=str(job_id), enqueued_at=timezone.now())
+            # read back in the same transaction: the stored time, as get_result() gives it
+            stored = app.get_job(job_id, conn=connection.connection)
+        result = replace(result, id=str(job_id), enqueued_at=stored.created_at)
+        task_enqueued.send(type(self), task_result=result)
+        return result
 
     def get_result(self, result_id: str) -> Any:
+        app = self.app
+        connection = self._connection()
+        # Through Django's connection when the backend writes through it: inside the atomic()
+        # that enqueued the job (and every django.test.TestCase) only it sees the job, and no
+        # pool of claimq's stays on a test database that Django then drops.
+        conn = connection.connection if _same_database(app.url, connection) else None
         try:
-            job = self.app.get_job(int(result_id))
+            job = app.get_job(int(result_id), conn=conn)
         except (JobNotFound, ValueError):
             raise TaskResultDoesNotExist(result_id) from None
         if job.task != RUNNER or not isinstance(job.payload, dict):
@@ -104,6 +145,48 @@ class ClaimqBackend(BaseTaskBackend):
 
     def check(self, **kwargs: Any) -> Iterable[Any]:
         return []
+
+    def migrate_test_database(self) -> None:
+        """claimq's tables in the test database Django just made (claimq_migrate made them in
+        the real one)."""
+        app = self.app
+        connection = self._connection()
+        if connection.vendor == "sqlite" and connection.is_in_memory_db():
+            _migrate_sqlite(connection.connection)
+            return
+        schema = parse_qs(urlparse(app.url).query).get("schema", [self.schema])[0]
+        with App(database_url(self.using, schema=schema)) as own:
+            own.migrate()
+
+
+def _with_runner(app: App) -> App:
+    if RUNNER not in app.tasks:
+        app.task(name=RUNNER)(run_task)
+    return app
+
+
+def _django_url(using: str, schema: str | None) -> str:
+    connection = connections[using]
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        # Django's in-memory test database: read and written only through Django's connection
+        return "sqlite:///:memory:"
+    return database_url(using, schema=schema)
+
+
+def _migrate_sqlite(conn: Any) -> None:
+    """claimq's SQLite migrations through Django's connection (an in-memory test database
+    that no other connection can open)."""
+    from claimq.backends.sqlite.backend import _MIGRATIONS, _split_statements
+
+    conn.execute("CREATE TABLE IF NOT EXISTS claimq_migrations ("
+                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)")
+    done = {r[0] for r in conn.execute("SELECT version FROM claimq_migrations")}
+    for version, name, text in _MIGRATIONS:
+        if version not in done:
+            for statement in _split_statements(text):
+                conn.execute(statement)
+            conn.execute("INSERT INTO claimq_migrations (version, name, applied_at) "
+                         "VALUES (?, ?, 0)", (version, name))
 
 
 def _result(job: Job, alias: str) -> Any:
@@ -118,7 +201,8 @@ def _result(job: Job, alias: str) -> Any:
         started_at=job.started_at, finished_at=job.finished_at,
         last_attempted_at=_last_attempt(job), args=payload.get("args", []),
         kwargs=payload.get("kwargs", {}), backend=alias,
-        errors=[TaskError(exception_class_path=_class_path(str(e.get("error"))),
+        errors=[TaskError(exception_class_path=str(e.get("error_class")
+                                                   or _class_path(str(e.get("error")))),
                           traceback=str(e.get("traceback") or e.get("message") or ""))
                 for e in errors],
         worker_ids=workers)
@@ -142,12 +226,35 @@ def _class_path(name: str) -> str:
 def run_task(ctx: Any, task: str, args: list[Any], kwargs: dict[str, Any],
              takes_context: bool = False, backend: str = "default") -> Any:
     """The claimq handler of every Django task: imports it and calls it (sync or async, in
-    the worker's thread pool), with a TaskContext when the task takes one."""
+    the worker's thread pool), with a TaskContext when the task takes one; sends Django's
+    task_started, and task_finished once the result is final (succeeded, or failed for the
+    last time)."""
     django_task = import_string(task)
-    if takes_context:
-        context = TaskContext(task_result=_result(ctx.job, backend))
-        return django_task.call(context, *args, **kwargs)
-    return django_task.call(*args, **kwargs)
+    now = timezone.now()
+    started = replace(_result(ctx.job, backend), status=TaskResultStatus.RUNNING,
+                      started_at=now, last_attempted_at=now)
+    task_started.send(sender=ClaimqBackend, task_result=started)
+    try:
+        if takes_context:
+            value = django_task.call(TaskContext(task_result=started), *args, **kwargs)
+        else:
+            value = django_task.call(*args, **kwargs)
+    except Exception as exc:
+        if ctx.attempt >= ctx.job.max_attempts:  # dead-lettered now: the result is final
+            error = TaskError(exception_class_path=_path_of(type(exc)),
+                              traceback="".join(traceback.format_exception(exc)))
+            task_finished.send(sender=ClaimqBackend, task_result=replace(
+                started, status=TaskResultStatus.FAILED, finished_at=timezone.now(),
+                errors=[*started.errors, error]))
+        raise
+    finished = replace(started, status=TaskResultStatus.SUCCESSFUL, finished_at=timezone.now())
+    object.__setattr__(finished, "_return_value", value)
+    task_finished.send(sender=ClaimqBackend, task_result=finished)
+    return value
+
+
+def _path_of(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 __all__ = ["RUNNER", "ClaimqBackend", "run_task"]
