@@ -222,3 +222,37 @@ def test_manage_py_test(request: pytest.FixtureRequest, tmp_path: Path, db: str,
     finally:
         with psycopg.connect(base, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{test_name}" WITH (FORCE)')
+
+
+def test_claimq_worker_takes_claimq_workers_options(project: tuple[dict[str, str], str],
+                                                   tmp_path: Path) -> None:
+    """Issue 29: `manage.py claimq_worker` takes `claimq worker`'s options: two worker
+    processes (each sets Django up) with JSON log lines run a Django task through the ORM."""
+    env, url = project
+    run(env, "manage.py", "migrate", "--verbosity", "0")
+    run(env, "manage.py", "claimq_migrate")
+    placed = request(env, "POST", "/tasks/orders/", item="cake")["body"]
+    with App(url) as app:
+        log_path = tmp_path / "worker.log"
+        with worker_process([sys.executable, "manage.py", "claimq_worker", "--processes", "2",
+                             "--log-format", "json", "--log-level", "INFO", "--prefetch", "0",
+                             "--poll-interval", "0.05", "--grace", "5"], PROJECT, env,
+                            log_path) as worker:
+            def started() -> int:
+                return log_path.read_text().count('"event": "worker.started"')
+
+            wait_until(lambda: (len(archived(app)) == 2 and started() == 2)
+                       or worker.poll() is not None, 60,
+                       "two worker processes, and the order's two tasks done")
+    text = log_path.read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert len({line["worker_id"] for line in lines if line.get("event") == "worker.started"}
+               ) == 2, text
+    # Django's own log line, from the task_finished signal sent in the worker
+    assert any(line["logger"] == "django_tasks" and line["message"] ==
+               f"Task id={placed['result']} path=shop.tasks.fulfil_later state=SUCCESSFUL"
+               for line in lines), text
+    assert "claimq workers stopped (exit 0)" in log_path.read_text()
+    done = request(env, "GET", f"/tasks/results/{placed['result']}/")["body"]
+    assert (done["status"], done["return_value"]) == (
+        "SUCCESSFUL", {"order": placed["order"], "item": "cake"})
