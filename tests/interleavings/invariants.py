@@ -135,9 +135,33 @@ def claims_respect_run_at_and_pause(w: Reader) -> list[str]:
     return out
 
 
+def claims_respect_breakers(w: Reader) -> list[str]:
+    """No job of a queue's task is in flight from a claim after its breaker opened, but the
+    one probe a half-open breaker lets through."""
+    out = []
+    breakers = {(q, t): (state, seconds(opened), probe) for q, t, state, opened, probe in w.rows(
+        f"SELECT queue, task, state, opened_at, probe_id FROM {w.table('breakers')} "
+        f"WHERE state <> 'closed'")}
+    if not breakers:
+        return out
+    for job_id, queue, task, started, updated in w.rows(
+            f"SELECT id, queue, task, started_at, updated_at FROM {w.table('jobs')} "
+            f"WHERE status IN {IN_FLIGHT}"):
+        found = breakers.get((queue, task))
+        if found is None:
+            continue
+        state, opened, probe = found
+        claimed = seconds(started) if started is not None else seconds(updated)
+        if (opened is not None and claimed is not None and claimed > opened + EPSILON
+                and not (state == "half_open" and probe is not None and int(probe) == job_id)):
+            out.append(f"job {job_id} claimed at {claimed} past {queue}/{task}'s breaker, "
+                       f"{state} since {opened}")
+    return out
+
+
 CHECKS: list[Callable[[Reader], list[str]]] = [
     keys_within_limit, one_of_sequence, max_workers, one_live_holder, one_job_per_tick,
-    no_job_lost, claims_respect_run_at_and_pause,
+    no_job_lost, claims_respect_run_at_and_pause, claims_respect_breakers,
 ]
 
 
