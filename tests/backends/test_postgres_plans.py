@@ -44,10 +44,11 @@ def test_settle_runs_a_generic_plan_with_key_lookups(analyzed: tuple[App, str]) 
         assert len(settled.claimed) == 20 and settled.completed == {c.id for c in done}
         done = [Completion(j.id, j.claim_token or "", None) for j in settled.claimed]
     values = {"ids": "{}", "tokens": "{}", "results": "{}", "worker_id": "w", "limit": 20,
-              "queues": ["plans"], "lease": None, "start": True, "limited": [], "now": None}
+              "queues": ["plans"], "lease": None, "start": True, "limited": [], "now": None,
+              "skip": None}
     types = {"ids": "text", "tokens": "text", "results": "text", "worker_id": "text",
              "limit": "int", "queues": "text[]", "lease": "float8", "start": "bool",
-             "limited": "text[]", "now": "timestamptz"}
+             "limited": "text[]", "now": "timestamptz", "skip": "text[]"}
     # What the backend runs (the limit written in), and the file as it is (the limit a
     # parameter, which a generic plan can only guess): both prepared, both run generic.
     for n, sql in enumerate((backend._settle_sql(20), backend._q.settle)):
@@ -82,7 +83,7 @@ def test_a_claim_with_nothing_to_complete_reads_no_job_in_flight(
     for i, name in enumerate(names, 1):
         numbered = numbered.replace(f"%({name})s", f"${i}")
     values = {"ids": "{}", "tokens": "{}", "results": "{}", "worker_id": "w", "queues": "{plans}",
-              "lease": None, "start": True, "limited": "{}", "now": None}
+              "lease": None, "start": True, "limited": "{}", "now": None, "skip": None}
     with psycopg.connect(backend.conninfo, autocommit=True) as conn:
         conn.execute("SET plan_cache_mode = force_generic_plan")
         conn.execute(f"PREPARE claim_only AS {numbered}")

@@ -34,7 +34,8 @@ def test_settle_columns_are_the_statements(pg_app: App) -> None:
     backend: object = pg_app.backend
     sql = backend._settle_sql(5)  # type: ignore[attr-defined]
     params = {"ids": "{}", "tokens": "{}", "results": "{}", "worker_id": "w", "queues": None,
-              "lease": None, "start": False, "limited": "{}", "now": None}
+              "lease": None, "start": False, "limited": "{}", "now": None,
+              "skip": None}
     with psycopg.connect(backend.conninfo, autocommit=True) as conn:  # type: ignore[attr-defined]
         cur = conn.execute(sql, params)
         assert tuple(c.name for c in cur.description) == _SETTLE_COLUMNS
