@@ -44,7 +44,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from claimq import App, Job, JobNotFound, LeaseLost
+from claimq import App, Job, JobNotFound, KeyHeld, LeaseLost
 from claimq.backends.base import Failure
 from claimq.backends.sqlite import SQLiteBackend
 
@@ -101,6 +101,7 @@ class MJob:
     payload: dict[str, int] | None = None  # checked for keyed jobs (debounce replaces it)
     sequence: str | None = None  # an ordered sequence's key
     wait: bool = True  # on_failure="wait": a failed job holds its sequence while it retries
+    key: str | None = None  # its idempotency key
 
 
 @dataclass
@@ -257,7 +258,7 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             assert job_id not in self.jobs, "a free key returned an existing job"
             self.keys[key] = job_id
             self.jobs[job_id] = MJob(job_id, 0, 20, (self.vt + delay, self.tick()),
-                                     payload={"n": n})
+                                     payload={"n": n}, key=key)
 
         @rule(sequence=st.sampled_from("st"), wait=st.booleans(), priority=st.integers(0, 2),
               delay=st.sampled_from((0, 0, 20)), max_attempts=st.integers(1, 3))
@@ -485,6 +486,11 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
             m = self.jobs[sorted(self.jobs)[i % len(self.jobs)]]
             if m.table != "dead":
                 with pytest.raises(JobNotFound):
+                    self.app.resurrect(m.id, priority=priority)
+            elif m.key is not None and self.keys[m.key] != m.id:
+                # Another job took its key (and holds it: live, or finished inside the key's
+                # retention, which the model's clock never passes): refused, nothing written.
+                with pytest.raises(KeyHeld):
                     self.app.resurrect(m.id, priority=priority)
             else:
                 self.app.resurrect(m.id, priority=priority)
