@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
 from dbs import MARIADB_URL, fresh_db_url, mariadb_admin
 
 from claimq import App
+
+# A run started in the background by a shell without job control (`make test &`, a CI runner)
+# inherits SIGINT ignored, and so would every process the tests start: a `claimq` command the
+# tests stop with Ctrl-C (SIGINT) would never stop. The tests' processes get the default back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 PG_ADMIN_URL = os.environ.get("CLAIMQ_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 PG_DB = os.environ.get("CLAIMQ_TEST_PG_DB", "claimq_test")
