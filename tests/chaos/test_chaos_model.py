@@ -297,8 +297,8 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
 
         def gate(self) -> str:
             """What the breaker lets a claim take of chaos.model (every job here): "shut",
-            "probe" (one job), "open" (as usual). A half-open breaker whose probe has left
-            the live jobs without failing (a failure reopens it) closes at the claim."""
+            "probe" (one job), "open" (as usual). A half-open breaker whose probe was archived
+            closes at the claim; one whose probe was buried opens again."""
             b = self.breaker
             if b is None or b.state == "closed":
                 return "open"
@@ -306,6 +306,10 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
                 assert b.open_until is not None
                 return "shut" if b.open_until > self.vt else "probe"
             probe = self.jobs[b.probe] if b.probe is not None else None
+            if probe is not None and probe.table == "dead":
+                # buried without a failure written (the reaper, a cancel): as a failed probe
+                b.state, b.open_until, b.probe = "open", self.vt + BREAKER["cooldown"], None
+                return "shut"
             if probe is None or probe.table != "live":
                 b.state, b.failures, b.window_until, b.probe = "closed", 0, None, None
                 return "open"
