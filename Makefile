@@ -9,7 +9,24 @@ $(BIN)/claimq: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(BIN)/claimq
 
-.PHONY: setup demo test lint
+# Django 6.0's own tests/tasks/ against claimq's Django Tasks backend (tests/django_upstream),
+# in a venv of its own (Django 6 needs Python 3.12); `make test` runs it through
+# tests/django_project/test_django_upstream.py.
+DJ6_PYTHON ?= /root/.pyenv/versions/3.12.1/bin/python3.12
+DJ6_VENV := .venv-django6
+DJ6_DBS ?= sqlite postgresql
+
+$(DJ6_VENV)/bin/django-admin: pyproject.toml
+	$(DJ6_PYTHON) -m venv $(DJ6_VENV)
+	$(DJ6_VENV)/bin/pip install --quiet -e '.[postgres]' 'django>=6.0,<6.1'
+	touch $(DJ6_VENV)/bin/django-admin
+
+.PHONY: setup demo test lint setup-django6 test-django-upstream
+setup-django6: $(DJ6_VENV)/bin/django-admin
+
+test-django-upstream: setup-django6
+	$(DJ6_VENV)/bin/python tests/django_upstream/run.py $(addprefix --db ,$(DJ6_DBS))
+
 setup: $(BIN)/claimq
 
 demo: setup
