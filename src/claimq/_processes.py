@@ -84,7 +84,7 @@ def _child_main(
     try:
         app = import_app(app_path)
         if url is not None:
-            app.url = url
+            app.set_url(url)
         worker = Worker(app, **options)
     except InvalidInput as exc:
         log.error("worker process %s cannot start: %s", os.getpid(), exc)

@@ -120,6 +120,16 @@ class App:
             self._backend.close()
             self._backend = None
 
+    def set_url(self, url: str) -> None:
+        """Points this App at the database `url`: closes what it holds open on the one it used
+        (connections, the result waiter); the next call opens the new one. The one way to
+        change an App's database (`claimq --database`, worker processes, the demo,
+        claimq.testing.use_database all go through it)."""
+        if not isinstance(url, str):
+            raise InvalidInput(f"database must be a URL string, got {url!r}")
+        self.close()
+        self.url = url
+
     def __enter__(self) -> App:
         return self
 

@@ -96,7 +96,7 @@ def _execute(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
 
 
 def _workers_main(url: str, processes: int, concurrency: int) -> None:
-    app.url = url
+    app.set_url(url)
     run_worker(app, processes=processes, concurrency=concurrency, poll_interval=0.2,
                grace=10.0, app_path="claimq.demo:app")
 
@@ -144,8 +144,7 @@ def command(
     if url is None and getattr(root, "explicit", False):
         url = root.url
     url = _fresh_database(url or DEMO_URL)
-    app.url = url
-    app.close()
+    app.set_url(url)
     app.migrate()
     _execute_setup()
     console.print(f"[bold]claimq demo[/] on [cyan]{url}[/]: {processes} worker processes × "

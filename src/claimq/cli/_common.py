@@ -97,8 +97,7 @@ def _use_app(path: str) -> App:
     app = import_app(path)
     state = _state()
     if state.explicit and app.url != state.url:
-        app.close()
-        app.url = state.url
+        app.set_url(state.url)
     state.url = app.url
     state.app = app
     state.checked = False

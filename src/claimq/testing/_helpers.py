@@ -198,12 +198,10 @@ def use_database(app: App, url: str, *, migrate: bool = True) -> Iterator[App]:
     if not isinstance(url, str):
         raise InvalidInput(f"url must be a database URL string, got {url!r}")
     before = app.url
-    app.close()
-    app.url = url
+    app.set_url(url)
     try:
         if migrate:
             app.migrate()
         yield app
     finally:
-        app.close()
-        app.url = before
+        app.set_url(before)
