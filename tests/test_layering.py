@@ -12,11 +12,6 @@ import claimq
 SRC = Path(claimq.__file__).parent
 DRIVERS = {"sqlite3", "psycopg", "psycopg_pool", "psycopg2", "pymysql", "mariadb", "MySQLdb"}
 
-# getattr probes the worker still makes while it is being rewritten: (module, attribute probed).
-# The Protocol names that replace them are declared; each entry goes when its call site does,
-# and an entry whose probe is gone fails the test, so the list can only shrink.
-PENDING_PROBES: set[tuple[str, str]] = set()
-
 
 def _modules() -> list[Path]:
     backends = SRC / "backends"
@@ -65,16 +60,12 @@ def test_no_driver_import_above_the_backends() -> None:
 
 
 def test_no_getattr_probe_of_a_backend_above_the_backends() -> None:
-    probes = {
-        (path.relative_to(SRC).as_posix(), name, line)
+    offenders = sorted(
+        f"{path.relative_to(SRC).as_posix()}:{line} getattr(…, {name!r})"
         for path in _modules()
         for line, name in _backend_probes(ast.parse(path.read_text(), str(path)))
-    }
-    offenders = sorted(f"{m}:{line} getattr(…, {n!r})" for m, n, line in probes
-                       if (m, n) not in PENDING_PROBES)
+    )
     assert offenders == [], "use the Backend Protocol (methods, capabilities) instead"
-    gone = PENDING_PROBES - {(m, n) for m, n, _ in probes}
-    assert not gone, f"these probes are gone: remove them from PENDING_PROBES: {sorted(gone)}"
 
 
 def test_the_checks_catch_what_they_look_for() -> None:

@@ -563,10 +563,6 @@ def one_of(value: object, what: str, allowed: tuple[str, ...]) -> str:
     return str(value)
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 MAX_PROGRESS_NOTE = 1000
 
 

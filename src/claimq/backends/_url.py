@@ -56,10 +56,6 @@ class PostgresURL:
     pooler: str = "none"  # one of POOLERS: what stands between claimq and the server
 
 
-def is_postgres_url(url: str) -> bool:
-    return url.split(":", 1)[0].lower() in ("postgresql", "postgres") if ":" in url else False
-
-
 def parse_postgres_url(url: str, *, pool_size: int | None = None) -> PostgresURL:
     """Checks claimq's options (InvalidInput when wrong) and builds the libpq URL."""
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -69,6 +70,264 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
+def _guarded(guard: Guard, handler: Handler, *, admin: bool = False) -> Endpoint:
+    """`handler` behind the guard: a caller signed in (and, for `admin`, with the admin token,
+    from the same origin); claimq's errors as HTTP statuses."""
+
+    async def endpoint(request: Request) -> Response:
+        caller = guard.caller(request)
+        if caller is None:
+            return _error("sign in with a read or admin token", 401)
+        if admin:
+            if not caller.admin:
+                return _error("this action needs the admin token", 403)
+            refused = guard.same_origin(request, caller)
+            if refused:
+                return _error(refused, 403)
+        try:
+            return await handler(request, caller)
+        except JobNotFound as exc:
+            return _error(str(exc), 404)
+        except InvalidInput as exc:
+            return _error(str(exc), 400)
+        except KeyHeld as exc:  # another job holds the dead letter's key: nothing changed
+            return _error(str(exc), 409)
+        except ClaimqError as exc:
+            return _error(f"{type(exc).__name__}: {exc}", 503)
+
+    return endpoint
+
+
+def _queue_options(action: object, body: dict[str, Any]) -> dict[str, Any]:
+    """configure_queue's options for a queue action of the page."""
+    if action in ("pause", "resume"):
+        return {"paused": action == "pause"}
+    if action in ("activate", "deactivate"):
+        return {"active": action == "activate"}
+    if action == "max_workers":
+        return {"max_workers": body.get("max_workers")}
+    raise InvalidInput("action must be pause, resume, activate, deactivate or max_workers")
+
+
+def _job_action(app: App, job_id: int, action: str, body: dict[str, Any]
+                ) -> tuple[str, int, dict[str, Any]]:
+    """One job action of the page: (outcome, jobs affected, detail for the audit)."""
+    detail: dict[str, Any] = {}
+    if action == "cancel":
+        outcome: str = app.cancel(job_id)
+        affected = int(outcome != "finished")
+    elif action == "run_now":
+        affected = len(app.run_now([job_id]))
+        outcome = "due now" if affected else "not waiting (nothing changed)"
+    elif action == "priority":
+        detail["priority"] = body.get("priority")
+        app.set_priority(job_id, body.get("priority"))  # type: ignore[arg-type]
+        outcome, affected = "priority changed", 1
+    elif action == "resurrect":
+        payload, priority = body.get("payload"), body.get("priority")
+        if payload is not None and not isinstance(payload, dict):
+            raise InvalidInput("payload must be a JSON object")
+        detail = {"payload_edited": payload is not None, "priority": priority}
+        app.resurrect(job_id, payload=payload, priority=priority)
+        outcome, affected = "resurrected", 1
+    else:
+        raise InvalidInput("action must be cancel, run_now, priority or resurrect")
+    return outcome, affected, detail
+
+
+class _Dashboard:
+    """The handlers of one dashboard and what they share: the App, the guard, the bulk
+    snapshots' key and the latest overview the event streams send."""
+
+    def __init__(self, app: App, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+        self.snapshots = _data.Snapshots(secrets.token_bytes(32))
+        static = resources.files("claimq.dashboard").joinpath("static")
+        self.index_html = static.joinpath("index.html").read_bytes()
+        self._latest_at = -EVENT_INTERVAL
+        self._latest = b""
+        self._latest_lock = asyncio.Lock()
+
+    def audited(self, caller: Caller, action: str, target: str, detail: dict[str, Any],
+                affected: int) -> int:
+        return _data.record(self.app, caller.name, action, target, detail, affected)
+
+    def routes(self) -> list[Route | Mount]:
+        guarded = functools.partial(_guarded, self.guard)
+        return [
+            Route("/", self.index),
+            Mount("/static", StaticFiles(packages=[("claimq.dashboard", "static")]),
+                  name="static"),
+            Route("/api/login", self.login, methods=["POST"]),
+            Route("/api/logout", self.logout, methods=["POST"]),
+            Route("/api/me", guarded(self.me)),
+            Route("/api/overview", guarded(self.overview)),
+            Route("/api/events", guarded(self.events)),
+            Route("/api/jobs", guarded(self.jobs)),
+            Route("/api/jobs/{job_id}", guarded(self.job)),
+            Route("/api/audit", guarded(self.audit)),
+            Route("/metrics", guarded(self.metrics)),
+            Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
+                  methods=["POST"]),
+            Route("/api/jobs/{job_id}/{action}", guarded(self.job_action, admin=True),
+                  methods=["POST"]),
+            Route("/api/bulk/preview", guarded(self.bulk_preview, admin=True),
+                  methods=["POST"]),
+            Route("/api/bulk/apply", guarded(self.bulk_apply, admin=True), methods=["POST"]),
+        ]
+
+    # -- pages and session -----------------------------------------------------------------
+
+    async def index(self, request: Request) -> Response:
+        return Response(self.index_html, media_type="text/html; charset=utf-8",
+                        headers=_HEADERS)
+
+    async def login(self, request: Request) -> Response:
+        site = request.headers.get("sec-fetch-site")
+        origin = request.headers.get("origin")
+        if (site is not None and site not in ("same-origin", "none")) or (
+                origin is not None and origin.split("://", 1)[-1] != request.headers.get("host")):
+            return _error("cross-site sign-in refused", 403)
+        try:
+            token = (await _body(request)).get("token")
+        except InvalidInput as exc:
+            return _error(str(exc), 400)
+        caller = self.guard.token_caller(token if isinstance(token, str) else None)
+        if caller is None:
+            return _error("unknown token", 401)
+        response = _json({"role": caller.role, "csrf": self.guard.csrf_token(caller)})
+        response.set_cookie(COOKIE, self.guard.session(caller), httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https",
+                            path=request.scope.get("root_path", "") + "/")
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        response = _json({"ok": True})
+        response.delete_cookie(COOKIE, path=request.scope.get("root_path", "") + "/")
+        return response
+
+    async def me(self, request: Request, caller: Caller) -> Response:
+        return _json({"role": caller.role, "name": caller.name,
+                      "csrf": self.guard.csrf_token(caller),
+                      "bulk_limit": _data.BULK_LIMIT, "bulk_actions": _data.BULK_ACTIONS})
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def overview(self, request: Request, caller: Caller) -> Response:
+        return _json(await run_in_threadpool(_data.overview, self.app))
+
+    async def latest(self) -> bytes:
+        """One overview for every open stream per interval (many tabs, one query)."""
+        async with self._latest_lock:
+            now = time.monotonic()
+            if now - self._latest_at >= EVENT_INTERVAL / 2:
+                self._latest = _data.dumps(await run_in_threadpool(_data.overview, self.app))
+                self._latest_at = now
+            return self._latest
+
+    async def events(self, request: Request, caller: Caller) -> Response:
+        async def stream() -> AsyncIterator[bytes]:
+            while not await request.is_disconnected():
+                try:
+                    yield b"data: " + await self.latest() + b"\n\n"
+                except ClaimqError as exc:  # the database is away: say so, try again
+                    yield b"event: trouble\ndata: " + _data.dumps(str(exc)) + b"\n\n"
+                await asyncio.sleep(EVENT_INTERVAL)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={**_HEADERS, "x-accel-buffering": "no"})
+
+    async def jobs(self, request: Request, caller: Caller) -> Response:
+        q = request.query_params
+        table = _data.table_of(q.get("table", "live"))
+        where = _data.job_filter(dict(q))
+        before = _int(q.get("before"), "before", 1, 2**63 - 1)
+        limit = _int(q.get("limit"), "limit", 1, PAGE_LIMIT) or 50
+        found = await run_in_threadpool(_data.find, self.app, table, where, before, limit + 1)
+        page = found[:limit]
+        return _json({"jobs": [_data.job_summary(j) for j in page],
+                      "next": page[-1].id if len(found) > limit else None})
+
+    async def job(self, request: Request, caller: Caller) -> Response:
+        job_id = _int(request.path_params["job_id"], "job id", 1, 2**63 - 1) or 0
+        found = await run_in_threadpool(self.app.get_job, job_id)
+        return _json(_data.job_detail(found))
+
+    async def audit(self, request: Request, caller: Caller) -> Response:
+        before = _int(request.query_params.get("before"), "before", 1, 2**63 - 1)
+        entries = await run_in_threadpool(_data.audit, self.app, before, 100)
+        return _json({"entries": entries, "next": entries[-1].id if len(entries) == 100
+                      else None})
+
+    async def metrics(self, request: Request, caller: Caller) -> Response:
+        text = await run_in_threadpool(_data.metrics_text, self.app)
+        if text is None:
+            return PlainTextResponse("this claimq has no metrics\n", 404)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    # -- actions (admin, same-origin, audited) ---------------------------------------------
+
+    async def queue_action(self, request: Request, caller: Caller) -> Response:
+        name = request.path_params["name"]
+        body = await _body(request)
+        action = body.get("action")
+        options = _queue_options(action, body)
+
+        def run() -> dict[str, Any]:
+            info = self.app.configure_queue(name, **options)
+            self.audited(caller, str(action), f"queue {name}", options, 1)
+            return _data.queue_row(info, self.app.backend.now())
+
+        return _json(await run_in_threadpool(run))
+
+    async def job_action(self, request: Request, caller: Caller) -> Response:
+        job_id = _int(request.path_params["job_id"], "job id", 1, 2**63 - 1)
+        assert job_id is not None
+        action = request.path_params["action"]
+        body = await _body(request)
+
+        def run() -> dict[str, Any]:
+            outcome, affected, detail = _job_action(self.app, job_id, action, body)
+            self.audited(caller, action, f"job {job_id}", detail, affected)
+            return {"outcome": outcome, "affected": affected}
+
+        return _json(await run_in_threadpool(run))
+
+    async def bulk_preview(self, request: Request, caller: Caller) -> Response:
+        body = await _body(request)
+        table = _data.table_of(body.get("table"))
+        action = body.get("action")
+        if action not in _data.BULK_ACTIONS[table]:
+            raise InvalidInput(f"{action} is not an action on {table} jobs")
+        where = _data.job_filter(body.get("filter") or {})
+        ids, more = await run_in_threadpool(_data.bulk_ids, self.app, table, where)
+        return _json({"count": len(ids), "more": more, "ids": ids,
+                      "snapshot": self.snapshots.sign(table, str(action), where, ids)})
+
+    async def bulk_apply(self, request: Request, caller: Caller) -> Response:
+        body = await _body(request)
+        table = _data.table_of(body.get("table"))
+        action = str(body.get("action"))
+        ids = body.get("ids")
+        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+            raise InvalidInput("ids must be the list of job ids the preview returned")
+        where = _data.job_filter(body.get("filter") or {})
+        self.snapshots.check(table, action, where, ids, str(body.get("snapshot", "")))
+
+        def run() -> dict[str, Any]:
+            refused: list[dict[str, Any]] = []
+            done = _data.bulk_apply(self.app, table, action, ids, refused)
+            detail = {"filter": where, "ids": ids, "changed": done}
+            if refused:
+                detail["refused"] = refused
+            self.audited(caller, f"bulk {action}", f"{table} jobs", detail, len(done))
+            return {"requested": len(ids), "affected": len(done), "ids": done,
+                    "refused": refused}
+
+        return _json(await run_in_threadpool(run))
+
+
 def create_app(
     app: App,
     *,
@@ -82,234 +341,4 @@ def create_app(
     acts. `allow_anonymous` lets requests without a token in as admin, but only on a server
     bound to loopback, from loopback."""
     guard = Guard(read_token, admin_token, allow_anonymous)
-    snapshots = _data.Snapshots(secrets.token_bytes(32))
-
-    def guarded(handler: Handler, *, admin: bool = False) -> Endpoint:
-        async def endpoint(request: Request) -> Response:
-            caller = guard.caller(request)
-            if caller is None:
-                return _error("sign in with a read or admin token", 401)
-            if admin:
-                if not caller.admin:
-                    return _error("this action needs the admin token", 403)
-                refused = guard.same_origin(request, caller)
-                if refused:
-                    return _error(refused, 403)
-            try:
-                return await handler(request, caller)
-            except JobNotFound as exc:
-                return _error(str(exc), 404)
-            except InvalidInput as exc:
-                return _error(str(exc), 400)
-            except KeyHeld as exc:  # another job holds the dead letter's key: nothing changed
-                return _error(str(exc), 409)
-            except ClaimqError as exc:
-                return _error(f"{type(exc).__name__}: {exc}", 503)
-
-        return endpoint
-
-    def audited(request: Request, caller: Caller, action: str, target: str,
-                detail: dict[str, Any], affected: int) -> int:
-        return _data.record(app, caller.name, action, target, detail, affected)
-
-    # -- pages and session -----------------------------------------------------------------
-
-    static = resources.files("claimq.dashboard").joinpath("static")
-    index_html = static.joinpath("index.html").read_bytes()
-
-    async def index(request: Request) -> Response:
-        return Response(index_html, media_type="text/html; charset=utf-8", headers=_HEADERS)
-
-    async def login(request: Request) -> Response:
-        site = request.headers.get("sec-fetch-site")
-        origin = request.headers.get("origin")
-        if (site is not None and site not in ("same-origin", "none")) or (
-                origin is not None and origin.split("://", 1)[-1] != request.headers.get("host")):
-            return _error("cross-site sign-in refused", 403)
-        try:
-            token = (await _body(request)).get("token")
-        except InvalidInput as exc:
-            return _error(str(exc), 400)
-        caller = guard.token_caller(token if isinstance(token, str) else None)
-        if caller is None:
-            return _error("unknown token", 401)
-        response = _json({"role": caller.role, "csrf": guard.csrf_token(caller)})
-        response.set_cookie(COOKIE, guard.session(caller), httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https",
-                            path=request.scope.get("root_path", "") + "/")
-        return response
-
-    async def logout(request: Request) -> Response:
-        response = _json({"ok": True})
-        response.delete_cookie(COOKIE, path=request.scope.get("root_path", "") + "/")
-        return response
-
-    async def me(request: Request, caller: Caller) -> Response:
-        return _json({"role": caller.role, "name": caller.name,
-                      "csrf": guard.csrf_token(caller),
-                      "bulk_limit": _data.BULK_LIMIT, "bulk_actions": _data.BULK_ACTIONS})
-
-    # -- reads -----------------------------------------------------------------------------
-
-    async def overview(request: Request, caller: Caller) -> Response:
-        return _json(await run_in_threadpool(_data.overview, app))
-
-    shared: dict[str, Any] = {"at": -EVENT_INTERVAL, "data": b""}
-    shared_lock = asyncio.Lock()
-
-    async def latest() -> bytes:
-        """One overview for every open stream per interval (many tabs, one query)."""
-        async with shared_lock:
-            now = time.monotonic()
-            if now - shared["at"] >= EVENT_INTERVAL / 2:
-                shared["data"] = _data.dumps(await run_in_threadpool(_data.overview, app))
-                shared["at"] = now
-            data: bytes = shared["data"]
-            return data
-
-    async def events(request: Request, caller: Caller) -> Response:
-        async def stream() -> AsyncIterator[bytes]:
-            while not await request.is_disconnected():
-                try:
-                    yield b"data: " + await latest() + b"\n\n"
-                except ClaimqError as exc:  # the database is away: say so, try again
-                    yield b"event: trouble\ndata: " + _data.dumps(str(exc)) + b"\n\n"
-                await asyncio.sleep(EVENT_INTERVAL)
-
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={**_HEADERS, "x-accel-buffering": "no"})
-
-    async def jobs(request: Request, caller: Caller) -> Response:
-        q = request.query_params
-        table = _data.table_of(q.get("table", "live"))
-        where = _data.job_filter(dict(q))
-        before = _int(q.get("before"), "before", 1, 2**63 - 1)
-        limit = _int(q.get("limit"), "limit", 1, PAGE_LIMIT) or 50
-        found = await run_in_threadpool(_data.find, app, table, where, before, limit + 1)
-        page = found[:limit]
-        return _json({"jobs": [_data.job_summary(j) for j in page],
-                      "next": page[-1].id if len(found) > limit else None})
-
-    async def job(request: Request, caller: Caller) -> Response:
-        job_id = _int(request.path_params["job_id"], "job id", 1, 2**63 - 1) or 0
-        found = await run_in_threadpool(app.get_job, job_id)
-        return _json(_data.job_detail(found))
-
-    async def audit(request: Request, caller: Caller) -> Response:
-        before = _int(request.query_params.get("before"), "before", 1, 2**63 - 1)
-        entries = await run_in_threadpool(_data.audit, app, before, 100)
-        return _json({"entries": entries, "next": entries[-1].id if len(entries) == 100
-                      else None})
-
-    async def metrics(request: Request, caller: Caller) -> Response:
-        text = await run_in_threadpool(_data.metrics_text, app)
-        if text is None:
-            return PlainTextResponse("this claimq has no metrics\n", 404)
-        return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
-
-    # -- actions (admin, same-origin, audited) ---------------------------------------------
-
-    async def queue_action(request: Request, caller: Caller) -> Response:
-        name = request.path_params["name"]
-        body = await _body(request)
-        action = body.get("action")
-        options: dict[str, Any]
-        if action in ("pause", "resume", "activate", "deactivate"):
-            options = {"paused": action == "pause"} if action in ("pause", "resume") else {
-                "active": action == "activate"}
-        elif action == "max_workers":
-            options = {"max_workers": body.get("max_workers")}
-        else:
-            raise InvalidInput("action must be pause, resume, activate, deactivate or "
-                               "max_workers")
-
-        def run() -> dict[str, Any]:
-            info = app.configure_queue(name, **options)
-            audited(request, caller, action, f"queue {name}", options, 1)
-            return _data.queue_row(info, app.backend.now())
-
-        return _json(await run_in_threadpool(run))
-
-    async def job_action(request: Request, caller: Caller) -> Response:
-        job_id = _int(request.path_params["job_id"], "job id", 1, 2**63 - 1)
-        assert job_id is not None
-        action = request.path_params["action"]
-        body = await _body(request)
-
-        def run() -> dict[str, Any]:
-            detail: dict[str, Any] = {}
-            if action == "cancel":
-                outcome: str = app.cancel(job_id)
-                affected = int(outcome != "finished")
-            elif action == "run_now":
-                affected = len(app.run_now([job_id]))
-                outcome = "due now" if affected else "not waiting (nothing changed)"
-            elif action == "priority":
-                detail["priority"] = body.get("priority")
-                app.set_priority(job_id, body.get("priority"))  # type: ignore[arg-type]
-                outcome, affected = "priority changed", 1
-            elif action == "resurrect":
-                payload, priority = body.get("payload"), body.get("priority")
-                if payload is not None and not isinstance(payload, dict):
-                    raise InvalidInput("payload must be a JSON object")
-                detail = {"payload_edited": payload is not None, "priority": priority}
-                app.resurrect(job_id, payload=payload, priority=priority)
-                outcome, affected = "resurrected", 1
-            else:
-                raise InvalidInput("action must be cancel, run_now, priority or resurrect")
-            audited(request, caller, action, f"job {job_id}", detail, affected)
-            return {"outcome": outcome, "affected": affected}
-
-        return _json(await run_in_threadpool(run))
-
-    async def bulk_preview(request: Request, caller: Caller) -> Response:
-        body = await _body(request)
-        table = _data.table_of(body.get("table"))
-        action = body.get("action")
-        if action not in _data.BULK_ACTIONS[table]:
-            raise InvalidInput(f"{action} is not an action on {table} jobs")
-        where = _data.job_filter(body.get("filter") or {})
-        ids, more = await run_in_threadpool(_data.bulk_ids, app, table, where)
-        return _json({"count": len(ids), "more": more, "ids": ids,
-                      "snapshot": snapshots.sign(table, str(action), where, ids)})
-
-    async def bulk_apply(request: Request, caller: Caller) -> Response:
-        body = await _body(request)
-        table = _data.table_of(body.get("table"))
-        action = str(body.get("action"))
-        ids = body.get("ids")
-        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-            raise InvalidInput("ids must be the list of job ids the preview returned")
-        where = _data.job_filter(body.get("filter") or {})
-        snapshots.check(table, action, where, ids, str(body.get("snapshot", "")))
-
-        def run() -> dict[str, Any]:
-            refused: list[dict[str, Any]] = []
-            done = _data.bulk_apply(app, table, action, ids, refused)
-            detail = {"filter": where, "ids": ids, "changed": done}
-            if refused:
-                detail["refused"] = refused
-            audited(request, caller, f"bulk {action}", f"{table} jobs", detail, len(done))
-            return {"requested": len(ids), "affected": len(done), "ids": done,
-                    "refused": refused}
-
-        return _json(await run_in_threadpool(run))
-
-    routes = [
-        Route("/", index),
-        Mount("/static", StaticFiles(packages=[("claimq.dashboard", "static")]), name="static"),
-        Route("/api/login", login, methods=["POST"]),
-        Route("/api/logout", logout, methods=["POST"]),
-        Route("/api/me", guarded(me)),
-        Route("/api/overview", guarded(overview)),
-        Route("/api/events", guarded(events)),
-        Route("/api/jobs", guarded(jobs)),
-        Route("/api/jobs/{job_id}", guarded(job)),
-        Route("/api/audit", guarded(audit)),
-        Route("/metrics", guarded(metrics)),
-        Route("/api/queues/{name}", guarded(queue_action, admin=True), methods=["POST"]),
-        Route("/api/jobs/{job_id}/{action}", guarded(job_action, admin=True), methods=["POST"]),
-        Route("/api/bulk/preview", guarded(bulk_preview, admin=True), methods=["POST"]),
-        Route("/api/bulk/apply", guarded(bulk_apply, admin=True), methods=["POST"]),
-    ]
-    return Starlette(routes=routes)
+    return Starlette(routes=_Dashboard(app, guard).routes())

@@ -1,13 +1,12 @@
 """Everything the dashboard reads from or does to claimq, in one place: through `claimq.App`
-(and, for the audit table, the Backend Protocol it holds). The optional figures of other parts
-of claimq (live workers, Prometheus text) are looked up on the App here and nowhere else."""
+(and, for the audit table, the Backend Protocol it holds)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -44,27 +43,13 @@ def queue_row(q: QueueInfo, now: datetime) -> dict[str, Any]:
 
 
 def workers(app: App) -> list[dict[str, Any]]:
-    """The live worker registry, where this claimq has one (`app.workers()`); else []."""
-    listing: Callable[[], Sequence[Any]] | None = getattr(app, "workers", None)
-    if listing is None or not callable(listing):
-        return []
-    rows = []
-    for w in listing():
-        if dataclasses.is_dataclass(w) and not isinstance(w, type):
-            rows.append(dataclasses.asdict(w))
-        elif hasattr(w, "_asdict"):  # a named tuple
-            rows.append(dict(w._asdict()))
-        else:
-            rows.append(dict(w))
-    return rows
+    """The live worker registry (`app.workers()`)."""
+    return [dataclasses.asdict(w) for w in app.workers()]
 
 
 def metrics_text(app: App) -> str | None:
-    """Prometheus text exposition: the App's own `metrics_text()` where it has one, else
-    claimq.metrics' (app.stats() at each scrape); None without the metrics extra."""
-    render: Callable[[], str] | None = getattr(app, "metrics_text", None)
-    if callable(render):
-        return render()
+    """Prometheus text exposition of claimq.metrics (app.stats() at each scrape); None without
+    the metrics extra."""
     try:
         from claimq.metrics import metrics_text as stats_text
     except ClaimqError:  # prometheus-client is not installed
