@@ -68,6 +68,34 @@ def test_no_getattr_probe_of_a_backend_above_the_backends() -> None:
     assert offenders == [], "use the Backend Protocol (methods, capabilities) instead"
 
 
+DIALECTS = {"sqlite", "postgresql", "postgres", "mysql", "mariadb"}
+
+
+def _dialect_branches(tree: ast.AST) -> list[tuple[int, str]]:
+    """Comparisons of a backend's `kind` with a dialect's name: (line, the comparison)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        names = {c.value for side in sides for c in ast.walk(side)
+                 if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        kinds = any(isinstance(n, ast.Attribute) and n.attr == "kind"
+                    for side in sides for n in ast.walk(side))
+        if kinds and names & DIALECTS:
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_no_dialect_branch_above_the_backends() -> None:
+    offenders = [
+        f"{path.relative_to(SRC)}:{line} {text}"
+        for path in _modules()
+        for line, text in _dialect_branches(ast.parse(path.read_text(), str(path)))
+    ]
+    assert offenders == [], "ask the backend (a method or a capability), not its kind"
+
+
 def test_the_checks_catch_what_they_look_for() -> None:
     sample = ast.parse(
         "import sqlite3\nfrom psycopg import errors\nimport claimq.backends\n"
@@ -76,3 +104,9 @@ def test_the_checks_catch_what_they_look_for() -> None:
     )
     assert _driver_imports(sample) == [(1, "sqlite3"), (2, "psycopg")]
     assert _backend_probes(sample) == [(4, "open_async"), (6, "listen_connection")]
+    branches = ast.parse(
+        "if app.backend.kind == 'sqlite': pass\n"
+        "if self.kind in ('sqlite', 'mysql'): pass\n"
+        "if r.kind == 'queue': pass\n"
+    )
+    assert [line for line, _ in _dialect_branches(branches)] == [1, 2]

@@ -26,14 +26,12 @@ import math
 import multiprocessing
 import os
 import platform
-import secrets
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 import click
 from rich.console import Console
@@ -49,7 +47,8 @@ from rich.table import Table
 
 import claimq
 from claimq.app import App
-from claimq.backends import Backend, open_backend, parse_postgres_url, redact, with_option
+from claimq.backends import Backend, fresh_url, open_backend, redact
+from claimq.errors import InvalidInput
 
 DEFAULT_URL = "sqlite:///claimq-bench.db"
 QUEUE = "claimq-bench"
@@ -98,61 +97,43 @@ bench_app = make_app()
 
 @dataclass
 class Target:
-    """The database a run uses: its URL (with the fresh schema or file) and how to reach it."""
+    """The database a run uses: its URL (with the fresh schema, database or file) and a
+    backend of its own for the bench's plain SQL (its checks run beside the App's)."""
 
     url: str
-    kind: str  # "postgresql" | "sqlite" | "mysql"
     fresh: bool
-    schema: str = ""  # PostgreSQL
-    path: str = ""  # SQLite
-    database: str = ""  # MariaDB/MySQL
     _backend: Backend | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def make(cls, url: str, fresh: bool) -> Target:
-        parsed = urlparse(url)
-        scheme = parsed.scheme.lower()
-        if scheme in ("postgresql", "postgres"):
-            if fresh:
-                url = with_option(url, "schema", f"bench_{secrets.token_hex(4)}")
-            return cls(url, "postgresql", fresh, schema=parse_postgres_url(url).schema)
-        if scheme == "sqlite":
-            path = parsed.path[1:]
-            if fresh:
-                stem, ext = os.path.splitext(path)
-                path = f"{stem}-{secrets.token_hex(4)}{ext or '.db'}"
-                url = f"sqlite:///{path}" + (f"?{parsed.query}" if parsed.query else "")
-            return cls(url, "sqlite", fresh, path=path)
-        if scheme in ("mysql", "mariadb"):
-            from claimq.backends.mysql import fresh_database
+        try:
+            target = cls(fresh_url(url, "bench") if fresh else url, fresh)
+            target.backend()  # a URL it cannot use is refused here (nothing connects yet)
+        except InvalidInput as exc:
+            raise click.BadParameter(str(exc), param_hint="--database") from None
+        return target
 
-            if fresh:
-                url = fresh_database(url, "bench")
-            return cls(url, "mysql", fresh, database=urlparse(url).path.lstrip("/"))
-        raise click.BadParameter(f"unsupported database URL {url!r}", param_hint="--database")
+    @property
+    def kind(self) -> str:
+        """The backend's name for its database, for the report."""
+        return self.backend().kind
 
     def table(self, name: str) -> str:
-        return f"{self.schema}.{name}" if self.kind == "postgresql" else f"claimq_{name}"
+        return self.backend().table(name)
 
     def backend(self) -> Backend:
-        """A backend of its own for the bench's plain SQL (its checks run beside the App's)."""
         if self._backend is None:
             self._backend = open_backend(self.url)
         return self._backend
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if self.kind == "sqlite":
-            sql = sql.replace("%s", "?")
-        return self.backend().run_sql(sql, params)
+        """`sql` with `%s` for each parameter (the backend's own placeholder replaces it)."""
+        backend = self.backend()
+        return backend.run_sql(sql.replace("%s", backend.placeholder), params)
 
     def seconds(self, later: str, earlier: str) -> str:
-        """SQL for `later - earlier` in seconds (timestamptz on PostgreSQL, epoch on SQLite,
-        DATETIME on MariaDB/MySQL)."""
-        if self.kind == "postgresql":
-            return f"extract(epoch FROM {later} - {earlier})::float8"
-        if self.kind == "mysql":
-            return f"TIMESTAMPDIFF(MICROSECOND, {earlier}, {later}) / 1e6"
-        return f"({later} - {earlier})"
+        """SQL for `later - earlier` in seconds."""
+        return self.backend().seconds_between(later, earlier)
 
     def notify(self, app: App) -> None:
         """Wake idle PostgreSQL workers (their LISTEN channel) after the queue opens."""
@@ -160,28 +141,13 @@ class Target:
 
     def analyze(self) -> None:
         """Bring the planner's statistics up to date (as autovacuum would, a little later)."""
-        if self.kind == "postgresql":
-            for name in ("jobs", "archive", "queues"):
-                self.rows(f"ANALYZE {self.table(name)}")
-        elif self.kind == "mysql":
-            self.rows("ANALYZE TABLE claimq_jobs, claimq_archive, claimq_queues")
-        else:
-            self.rows("ANALYZE")
+        self.backend().analyze()
 
     def drop(self) -> None:
         if not self.fresh:
             return
-        if self.kind == "postgresql":
-            self.rows(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
-        if self.kind == "mysql":
-            self.rows(f"DROP DATABASE IF EXISTS {self.database}")
-        if self._backend is not None:
-            self._backend.close()
-            self._backend = None
-        if self.kind == "sqlite":
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                if os.path.exists(self.path + suffix):
-                    os.remove(self.path + suffix)
+        self.backend().drop_all()
+        self._backend = None
 
 
 # -- worker processes ---------------------------------------------------------------------------

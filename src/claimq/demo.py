@@ -8,9 +8,7 @@ import multiprocessing
 import os
 import random
 import time
-import uuid
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import click
@@ -19,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from claimq.app import App
-from claimq.backends import with_option
+from claimq.backends import fresh_url
 from claimq.errors import Permanent
 from claimq.retry import RetryPolicy
 from claimq.worker import JobContext, run_worker
@@ -73,23 +71,11 @@ async def long_export(ctx: JobContext) -> None:
 # -- the business table, in the same database as the queue ---------------------------------------
 
 
-def _charges_table() -> str:
-    if app.backend.kind in ("sqlite", "mysql"):  # one namespace: the file, the database
-        return "demo_charges"
-    return f"{_schema()}.demo_charges"
-
-
-def _schema() -> str:
-    return app.backend.schema
-
-
-def _execute(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
-    p = "?" if app.backend.kind == "sqlite" else "%s"
-    if app.backend.kind == "mysql":  # a DB-API connection: statements go through a cursor
-        cur = conn.cursor()
-        cur.execute(sql.format(t=_charges_table(), p=p), params or None)
-        return cur
-    return conn.execute(sql.format(t=_charges_table(), p=p), params)
+def _execute(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """`sql` in the transaction of `conn`: `{t}` is the business table, `{p}` a parameter."""
+    backend = app.backend
+    return backend.run_sql(sql.format(t=backend.own_table("demo_charges"),
+                                      p=backend.placeholder), params, conn=conn)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -102,16 +88,8 @@ def _workers_main(url: str, processes: int, concurrency: int) -> None:
 
 
 def _fresh_database(url: str) -> str:
-    if url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///").split("?")[0])
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        return url
-    if url.split(":", 1)[0].lower() in ("mysql", "mariadb"):
-        from claimq.backends.mysql import fresh_database
-
-        return fresh_database(url, "claimq_demo")
-    return with_option(url, "schema", f"claimq_demo_{uuid.uuid4().hex[:8]}")
+    """A SQLite file emptied; a new schema (PostgreSQL) or database (MySQL) on the server."""
+    return fresh_url(url, "claimq_demo", replace=True)
 
 
 def _p50_p95(seconds: list[float], fmt: str) -> str:
@@ -218,8 +196,8 @@ def _report(console: Console, elapsed: float, total: int, images: int, emails: i
     dead = app.list_jobs("dead", limit=100_000)
     live = app.list_jobs("live", limit=100_000)
     with app.transaction() as conn:
-        rows = _execute(conn, "SELECT charge_key FROM {t}").fetchall()
-    charge_keys = [r["charge_key"] if isinstance(r, dict) else r[0] for r in rows]
+        rows = _execute(conn, "SELECT charge_key FROM {t}")
+    charge_keys = [r[0] for r in rows]
     by_task = Counter(j.task for j in archive)
     reasons = Counter((j.task, j.reason) for j in dead)
     retried = [j for j in archive if j.attempts > 1]

@@ -447,11 +447,44 @@ class Backend(Protocol):
         "admin" (also purges, resurrects, writes the audit table). Run by the schema's owner,
         again after each migrate. Without capabilities.roles: raises InvalidInput."""
         ...
-    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def run_sql(
+        self, sql: str, params: Sequence[Any] = (), conn: Any = None
+    ) -> list[tuple[Any, ...]]:
         """A statement of the caller's own, outside claimq's operations (tools such as the
-        benchmark and the demo, which read claimq's tables or keep their own): autocommit, the
-        driver's placeholders (`?` SQLite, `%s` PostgreSQL and MySQL); its rows as tuples ([]
-        when it returns none). Its errors are mapped like every other."""
+        benchmark and the demo, which read claimq's tables or keep their own): autocommit, or
+        in the transaction of `conn` (a connection from transaction()); the driver's
+        placeholders (`placeholder`); its rows as tuples ([] when it returns none). Its errors
+        are mapped like every other."""
+        ...
+
+    # For the caller's own SQL in run_sql (tools: the benchmark, the demo), so that no code
+    # above the backends spells a dialect.
+    placeholder: str  # the driver's parameter mark: "?" (SQLite) or "%s"
+
+    def table(self, name: str) -> str:
+        """The SQL name of claimq's table `name` ("jobs", "archive", "dead", "queues", ...)."""
+        ...
+    def own_table(self, name: str) -> str:
+        """The SQL name of a table of the caller's own named `name`, beside claimq's: in its
+        schema (PostgreSQL), its database (MySQL), its file (SQLite)."""
+        ...
+    def seconds_between(self, later: str, earlier: str) -> str:
+        """SQL for `later - earlier` in seconds (float), two of claimq's time columns."""
+        ...
+    def analyze(self) -> None:
+        """Brings the planner's statistics of claimq's tables up to date (as autovacuum or
+        the engine would, a little later)."""
+        ...
+    def check_location(self, *, missing_ok: bool) -> None:
+        """Without connecting or creating anything: raises DatabaseMissing where the URL names
+        a place on this machine that is not there (SQLite: the file's directory; the file
+        itself unless `missing_ok`, as for migrate, which creates it). A server's database
+        is checked by connecting (check_schema)."""
+        ...
+    def drop_all(self) -> None:
+        """Removes the place the URL names, everything in it, and closes the backend: the
+        schema (PostgreSQL), the database (MySQL), the file (SQLite). Only for a tool's
+        throwaway database (claimq.backends.fresh_url)."""
         ...
 
     def enqueue(self, jobs: Sequence[NewJob], retention: float, conn: Any = None) -> list[int]: ...

@@ -4,12 +4,10 @@ them, the App of --database (opened and checked once per command), and the optio
 from __future__ import annotations
 
 import math
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlparse
 
 import click
 
@@ -78,15 +76,7 @@ def _check_database(app: App, *, migrated: bool) -> None:
     """Fail fast and clearly: a SQLite file that does not exist is not created (except by
     `migrate`), and a schema that is missing or behind names `claimq migrate` (the backend
     itself fails fast, with a claimq error, on a server it cannot reach)."""
-    url = app.url
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme == "sqlite":
-        path = urlparse(url).path[1:]
-        folder = os.path.dirname(path)
-        if path and path != ":memory:" and folder and not os.path.isdir(folder):
-            raise CliError(f"the directory of database {path} does not exist: {folder}")
-        if migrated and path and path != ":memory:" and not os.path.exists(path):
-            raise CliError(f"database {path} does not exist: run `claimq migrate` first")
+    app.backend.check_location(missing_ok=not migrated)
     if migrated:
         app.backend.check_schema()
 

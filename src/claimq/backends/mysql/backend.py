@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import secrets
 import threading
 import time
 import uuid
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlparse
 
 from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
@@ -601,11 +603,53 @@ class MySQLBackend(PlainOptionalParts):
             f"claimq grants roles on PostgreSQL only; on {self.engine} give {role!r} its rights "
             "with GRANT statements on the claimq_* tables")
 
-    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._connection() as conn:
-            cur = conn.cursor()
+    def run_sql(
+        self, sql: str, params: Sequence[Any] = (), conn: Any = None
+    ) -> list[tuple[Any, ...]]:
+        if conn is not None:
+            with self._callers(conn) as cur:
+                cur.execute(sql, tuple(params) if params else None)
+                return [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+        with self._connection() as own:
+            cur = own.cursor()
             cur.execute(sql, tuple(params) if params else None)
             return [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+
+    placeholder = "%s"
+
+    def table(self, name: str) -> str:
+        return f"claimq_{name}"
+
+    def own_table(self, name: str) -> str:
+        return name  # the URL's database holds it
+
+    def seconds_between(self, later: str, earlier: str) -> str:
+        return f"TIMESTAMPDIFF(MICROSECOND, {earlier}, {later}) / 1e6"
+
+    def analyze(self) -> None:
+        self.run_sql("ANALYZE TABLE claimq_jobs, claimq_archive, claimq_queues")
+
+    def check_location(self, *, missing_ok: bool) -> None:
+        """Nothing to check here: connecting tells (check_schema)."""
+
+    @classmethod
+    def fresh_url(cls, url: str, prefix: str, *, replace: bool = False) -> str:
+        """Creates a new, empty database `PREFIX_xxxxxxxx` on the server of `url` (through the
+        database `url` names) and returns `url` naming it instead."""
+        name = f"{prefix}_{secrets.token_hex(4)}"
+        server = cls(url)
+        try:
+            server.run_sql(f"CREATE DATABASE {name}")
+        finally:
+            server.close()
+        return urlparse(url)._replace(path=f"/{name}").geturl()
+
+    def drop_all(self) -> None:
+        """Drops the URL's database with everything in it, then closes the backend."""
+        try:
+            self.run_sql(f"DROP DATABASE IF EXISTS {self.database}")
+        finally:
+            self.close()
 
     # -- enqueue -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -26,7 +27,7 @@ from claimq.backends._rows import (
     loads_exact,
 )
 from claimq.backends._sqlfiles import load_migrations, load_queries
-from claimq.backends._url import parse_postgres_url, redact
+from claimq.backends._url import parse_postgres_url, redact, with_option
 from claimq.backends.base import (
     KEY_RETENTION,
     UNSET,
@@ -1703,11 +1704,52 @@ class PostgresBackend:
             conn.execute(self._q.prune_waiters, {"now": params["now"]})
         return deleted
 
-    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._conn() as conn:
-            cur = conn.cursor(row_factory=tuple_row)
+    def run_sql(
+        self, sql: str, params: Sequence[Any] = (), conn: Any = None
+    ) -> list[tuple[Any, ...]]:
+        if conn is not None:
+            if not isinstance(conn, psycopg.Connection):
+                raise InvalidInput("conn must be a psycopg.Connection for a PostgreSQL database")
+            try:
+                cur = conn.cursor(row_factory=tuple_row)
+                cur.execute(sql, tuple(params) if params else None)
+                return cur.fetchall() if cur.description is not None else []
+            except psycopg.Error as exc:
+                raise self._error(exc) from exc
+        with self._conn() as own:
+            cur = own.cursor(row_factory=tuple_row)
             cur.execute(sql, tuple(params) if params else None)
             return cur.fetchall() if cur.description is not None else []
+
+    placeholder = "%s"
+
+    def table(self, name: str) -> str:
+        return f"{self.schema}.{name}"
+
+    def own_table(self, name: str) -> str:
+        return f"{self.schema}.{name}"
+
+    def seconds_between(self, later: str, earlier: str) -> str:
+        return f"extract(epoch FROM {later} - {earlier})::float8"
+
+    def analyze(self) -> None:
+        for name in ("jobs", "archive", "queues"):
+            self.run_sql(f"ANALYZE {self.table(name)}")
+
+    def check_location(self, *, missing_ok: bool) -> None:
+        """Nothing to check here: connecting tells (check_schema)."""
+
+    @classmethod
+    def fresh_url(cls, url: str, prefix: str, *, replace: bool = False) -> str:
+        """The URL with a new schema `PREFIX_xxxxxxxx` (made by the first migrate)."""
+        return with_option(url, "schema", f"{prefix}_{secrets.token_hex(4)}")
+
+    def drop_all(self) -> None:
+        """Drops the URL's schema with everything in it, then closes the backend."""
+        try:
+            self.run_sql(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+        finally:
+            self.close()
 
     def listen_connection(self) -> psycopg.Connection[Any]:
         """Deprecated alias of listen() (kept until the worker's notifier uses listen()): the

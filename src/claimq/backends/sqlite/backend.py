@@ -5,6 +5,8 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -73,6 +75,7 @@ from claimq.clock import Clock, SystemClock, is_system
 from claimq.errors import (
     ClaimqError,
     DatabaseError,
+    DatabaseMissing,
     DatabaseUnavailable,
     InvalidInput,
     KeyHeld,
@@ -885,9 +888,62 @@ class SQLiteBackend(PlainOptionalParts):
         return result
 
     @mapped
-    def run_sql(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = self._conn().execute(sql, tuple(params))
+    def run_sql(
+        self, sql: str, params: Sequence[Any] = (), conn: Any = None
+    ) -> list[tuple[Any, ...]]:
+        if conn is not None and not isinstance(conn, sqlite3.Connection):
+            raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
+        cur = (conn or self._conn()).execute(sql, tuple(params))
         return [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+
+    placeholder = "?"
+
+    def table(self, name: str) -> str:
+        return f"claimq_{name}"
+
+    def own_table(self, name: str) -> str:
+        return name  # one file, one namespace
+
+    def seconds_between(self, later: str, earlier: str) -> str:
+        return f"({later} - {earlier})"  # seconds since the epoch, as REAL
+
+    def analyze(self) -> None:
+        self.run_sql("ANALYZE")
+
+    def check_location(self, *, missing_ok: bool) -> None:
+        if self.path == ":memory:":
+            return
+        folder = os.path.dirname(self.path)
+        if folder and not os.path.isdir(folder):
+            raise DatabaseMissing(
+                f"the directory of database {self.path} does not exist: {folder}")
+        if not missing_ok and not os.path.exists(self.path):
+            raise DatabaseMissing(f"database {self.path} does not exist: run `claimq migrate` "
+                                  "first")
+
+    @classmethod
+    def fresh_url(cls, url: str, prefix: str, *, replace: bool = False) -> str:
+        """A new file beside the URL's (`stem-xxxxxxxx.db`), or with `replace` the URL's own
+        file emptied (removed with its -wal and -shm)."""
+        parsed = urlparse(url)
+        path = parsed.path[1:]
+        if replace:
+            cls._remove(path.split("?")[0], ("", "-wal", "-shm"))
+            return url
+        stem, ext = os.path.splitext(path)
+        path = f"{stem}-{secrets.token_hex(4)}{ext or '.db'}"
+        return f"sqlite:///{path}" + (f"?{parsed.query}" if parsed.query else "")
+
+    def drop_all(self) -> None:
+        """Closes the backend and removes its file (with -wal, -shm and -journal)."""
+        self.close()
+        self._remove(self.path, ("", "-wal", "-shm", "-journal"))
+
+    @staticmethod
+    def _remove(path: str, suffixes: Sequence[str]) -> None:
+        for suffix in suffixes:
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
 
     # -- operator ------------------------------------------------------------------------------
 
