@@ -11,15 +11,12 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from claimq._limits import MAX_SECONDS
 from claimq.errors import InvalidInput
+from claimq.retry import RetryPolicy
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
 MAX_RESULT_BYTES = 1024 * 1024  # a handler's return value, as stored JSON
-# The longest span of time any entry point takes (delay, run_at from now, lease, timeout,
-# retention, Retry(after=...), a retry policy's cap): 100 years. Past it, a datetime or a
-# database timestamp overflows somewhere (Python's year 9999, SQLite's float seconds read back
-# as datetimes, PostgreSQL's interval), and no real job waits that long.
-MAX_SECONDS = 100 * 365.25 * 86400
 # JSON numbers that both backends store and read back exactly: SQLite's integers and orjson's
 # decoder stop at 64 bits (beyond, an integer comes back as a float).
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -451,8 +448,6 @@ def new_job(
     when = None if run_at is None else _run_at(run_at)
     policy: str | None = None
     if retry is not None:
-        from claimq.retry import RetryPolicy  # retry.py imports this module
-
         if isinstance(retry, Mapping):
             retry = RetryPolicy.from_dict(dict(retry))
         if not isinstance(retry, RetryPolicy):

@@ -6,6 +6,8 @@ import math
 from datetime import timedelta
 from typing import Any
 
+from claimq._limits import MAX_SECONDS
+
 
 class ClaimqError(Exception):
     """Base class of every error claimq raises."""
@@ -110,8 +112,6 @@ class Retry(Exception):  # noqa: N818 - raised by handlers, reads as an instruct
             raise InvalidInput("Retry(after=...) must be finite")
         if seconds < 0:
             raise InvalidInput("Retry(after=...) must not be negative")
-        from claimq._validate import MAX_SECONDS  # _validate imports this module
-
         if seconds > MAX_SECONDS:
             raise InvalidInput(f"Retry(after=...) must be at most {MAX_SECONDS:.0f} seconds "
                                "(100 years)")

@@ -7,7 +7,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from claimq._validate import MAX_SECONDS
+from claimq._limits import MAX_SECONDS
 from claimq.errors import InvalidInput
 
 
