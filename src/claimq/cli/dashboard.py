@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from claimq.cli import main
 from claimq.cli._common import EXIT_USAGE, CliError, _open
+from claimq.cli._main import main
 
 
 @main.command()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from claimq import _validate
-from claimq.cli import main
 from claimq.cli._common import JOB_ID, PRIORITY, _app, _open, _parse_payload, json_option
+from claimq.cli._main import main
 from claimq.cli._render import _emit_json
 from claimq.cli.jobs import _list, _list_options, _purge, _purge_options, _show
 from claimq.job import DeadReason

@@ -8,7 +8,6 @@ import click
 
 from claimq import _validate
 from claimq.app import App
-from claimq.cli import main
 from claimq.cli._common import (
     EXIT_USAGE,
     PRIORITY,
@@ -21,6 +20,7 @@ from claimq.cli._common import (
     _use_app,
     json_option,
 )
+from claimq.cli._main import main
 from claimq.cli._render import _emit_json, _progress_bar
 from claimq.errors import PermissionDenied
 

@@ -9,7 +9,6 @@ from typing import Literal
 import click
 
 from claimq import _validate
-from claimq.cli import main
 from claimq.cli._common import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -22,6 +21,7 @@ from claimq.cli._common import (
     _say_error,
     json_option,
 )
+from claimq.cli._main import main
 from claimq.cli._render import _age, _emit_json, _job_view, _jobs_table, _jsonable, _print, _spinner
 from claimq.job import DeadReason, Status
 

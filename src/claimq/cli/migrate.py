@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from claimq.backends import redact as _redact
-from claimq.cli import main
 from claimq.cli._common import _open, json_option
+from claimq.cli._main import main
 from claimq.cli._render import _emit_json, _spinner
 
 

@@ -8,8 +8,8 @@ import click
 from click.core import ParameterSource
 
 from claimq import _validate
-from claimq.cli import main
 from claimq.cli._common import EXIT_USAGE, POSITIVE_SECONDS, CliError, Seconds, _open, json_option
+from claimq.cli._main import main
 from claimq.cli._render import _emit_json, _print, _queues_table
 
 

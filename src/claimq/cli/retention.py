@@ -7,8 +7,8 @@ import dataclasses
 import click
 
 from claimq._retention import ALL_QUEUES
-from claimq.cli import main
 from claimq.cli._common import SECONDS, _open, json_option
+from claimq.cli._main import main
 from claimq.cli._render import _age, _cell, _emit_json, _print
 
 ROWS = click.IntRange(0, 2**62)

@@ -8,7 +8,6 @@ import click
 
 from claimq import _validate
 from claimq.app import App
-from claimq.cli import main
 from claimq.cli._common import (
     EXIT_USAGE,
     POSITIVE_SECONDS,
@@ -20,6 +19,7 @@ from claimq.cli._common import (
     _use_app,
     json_option,
 )
+from claimq.cli._main import main
 from claimq.cli._render import _cell, _emit_json, _print, _when
 from claimq.schedules import MISSED, Schedule
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from claimq.cli import main
 from claimq.cli._common import Seconds, _open, json_option
+from claimq.cli._main import main
 from claimq.cli._render import _age, _cell, _console, _emit_json, _print, _queue_state, _when
 from claimq.stats import DEFAULT_WINDOW, BreakerInfo, Latency, QueueStats, Stats, TaskStats
 

@@ -8,7 +8,6 @@ import click
 
 from claimq import _validate
 from claimq._processes import run_worker, setup_logging
-from claimq.cli import main
 from claimq.cli._common import (
     EXIT_USAGE,
     POSITIVE_SECONDS,
@@ -18,6 +17,7 @@ from claimq.cli._common import (
     _state,
     _use_app,
 )
+from claimq.cli._main import main
 from claimq.errors import ClaimqError
 
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 from claimq.backends.base import WorkerInfo
-from claimq.cli import main
 from claimq.cli._common import _open, json_option
+from claimq.cli._main import main
 from claimq.cli._render import _age, _cell, _emit_json, _print, _when
 
 if TYPE_CHECKING:
