@@ -1,6 +1,7 @@
 """claimq: a job queue whose coordination boundary is a SQL database."""
 
 from claimq._results import JobHandle
+from claimq._version import __version__ as __version__
 from claimq.app import App
 from claimq.errors import (
     ClaimqError,
@@ -48,4 +49,3 @@ __all__ = [
     "Throttled",
     "Worker",
 ]
-__version__ = "0.1.0"

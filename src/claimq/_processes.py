@@ -1,5 +1,5 @@
-"""Loading an App from `module:attribute`, and running workers: one in this process, or a
-supervisor of several worker processes that restarts any that dies."""
+"""Loading an App from `module:attribute`, the worker's log lines, and a supervisor of several
+worker processes that restarts any that dies (claimq.worker.run_worker starts it)."""
 
 from __future__ import annotations
 
@@ -76,16 +76,15 @@ def setup_logging(level: int | str, log_format: str = "text") -> None:
 
 
 def _child_main(
-    app_path: str, url: str | None, options: dict[str, Any], log_level: int, log_format: str
+    worker_class: Any, app_path: str, url: str | None, options: dict[str, Any], log_level: int,
+    log_format: str,
 ) -> None:
     setup_logging(log_level, log_format)
-    from claimq.worker import Worker
-
     try:
         app = import_app(app_path)
         if url is not None:
             app.set_url(url)
-        worker = Worker(app, **options)
+        worker = worker_class(app, **options)
     except InvalidInput as exc:
         log.error("worker process %s cannot start: %s", os.getpid(), exc)
         sys.exit(EXIT_CANNOT_START)
@@ -93,45 +92,12 @@ def _child_main(
     worker.run()
 
 
-def run_worker(
-    app: App,
-    *,
-    queues: list[str] | None = None,
-    concurrency: int = 10,
-    prefetch: int | None = None,
-    processes: int = 1,
-    lease: float | None = None,
-    poll_interval: float = 1.0,
-    grace: float = 30.0,
-    app_path: str | None = None,
-    metrics_port: int | None = None,
-    metrics_host: str = "0.0.0.0",
-    log_format: str = "text",
+def supervise(
+    worker_class: Any, app_path: str, url: str, options: dict[str, Any], processes: int,
+    log_format: str,
 ) -> int:
-    """Run one worker in this process, or a supervisor of `processes` worker processes that
-    restarts any that dies. Returns an exit code: 0 after a graceful stop, 130 when a second
-    signal stopped it at once (a single worker exits with 130 itself), 2 when a worker process
-    could not even start (its app or options are wrong). With `metrics_port`, worker process
-    i (from 0) serves /metrics on metrics_port + i."""
-    options: dict[str, Any] = {
-        "queues": queues, "concurrency": concurrency, "prefetch": prefetch, "lease": lease,
-        "poll_interval": poll_interval, "grace": grace, "metrics_port": metrics_port,
-        "metrics_host": metrics_host,
-    }
-    from claimq.worker import Worker
-
-    Worker(app, **options)  # validates the options before anything starts
-    if processes <= 1:
-        Worker(app, **options).run()
-        return 0
-    if app_path is None:
-        raise InvalidInput("several processes need the app as module:attribute (app_path)")
-    return _supervise(app_path, app.url, options, processes, log_format)
-
-
-def _supervise(
-    app_path: str, url: str, options: dict[str, Any], processes: int, log_format: str
-) -> int:
+    """Runs `processes` worker processes, each a `worker_class(app, **options)` of the App at
+    `app_path`, and starts another for any that dies; returns run_worker's exit code."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
@@ -144,8 +110,8 @@ def _supervise(
         own = dict(options)
         if own.get("metrics_port") is not None:
             own["metrics_port"] += i  # one port per worker process
-        p = ctx.Process(target=_child_main, args=(app_path, url, own, level, log_format),
-                        daemon=False)
+        p = ctx.Process(target=_child_main,
+                        args=(worker_class, app_path, url, own, level, log_format), daemon=False)
         p.start()
         return p
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from claimq._limits import MAX_SECONDS
+from claimq._limits import MAX_SECONDS as MAX_SECONDS
 from claimq.errors import InvalidInput
 from claimq.retry import RetryPolicy
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claimq import _validate
+from claimq._processes import import_app, supervise
+from claimq._version import __version__
 from claimq._worker.claims import Claims
 from claimq._worker.completer import WRITERS, WRITERS_CONCURRENT, Completer
 from claimq._worker.dbcall import DB
@@ -287,8 +289,6 @@ class Worker:
                                   default_lease=DEFAULT_LEASE, abandon=executor.abandon,
                                   cancel=executor.cancel, finished=finished)
         reap_every = max(min(self.lease or DEFAULT_LEASE, 60.0) / 2.0, 0.5)
-        from claimq import __version__
-
         presence = Presence(backend, db, registry, WorkerRecord(
             self.worker_id, socket.gethostname(), os.getpid(),
             None if self.queues is None else tuple(self.queues), self.concurrency, __version__,
@@ -383,6 +383,38 @@ class Worker:
             await executor.release(running)
 
 
-from claimq._processes import import_app, run_worker  # noqa: E402 - needs Worker defined
+def run_worker(
+    app: App,
+    *,
+    queues: list[str] | None = None,
+    concurrency: int = 10,
+    prefetch: int | None = None,
+    processes: int = 1,
+    lease: float | None = None,
+    poll_interval: float = 1.0,
+    grace: float = 30.0,
+    app_path: str | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "0.0.0.0",
+    log_format: str = "text",
+) -> int:
+    """Run one worker in this process, or a supervisor of `processes` worker processes that
+    restarts any that dies. Returns an exit code: 0 after a graceful stop, 130 when a second
+    signal stopped it at once (a single worker exits with 130 itself), 2 when a worker process
+    could not even start (its app or options are wrong). With `metrics_port`, worker process
+    i (from 0) serves /metrics on metrics_port + i."""
+    options: dict[str, Any] = {
+        "queues": queues, "concurrency": concurrency, "prefetch": prefetch, "lease": lease,
+        "poll_interval": poll_interval, "grace": grace, "metrics_port": metrics_port,
+        "metrics_host": metrics_host,
+    }
+    Worker(app, **options)  # validates the options before anything starts
+    if processes <= 1:
+        Worker(app, **options).run()
+        return 0
+    if app_path is None:
+        raise InvalidInput("several processes need the app as module:attribute (app_path)")
+    return supervise(Worker, app_path, app.url, options, processes, log_format)
+
 
 __all__ = ["JobContext", "Worker", "import_app", "run_worker"]

@@ -7,7 +7,7 @@ import os
 import click
 
 from claimq import _validate
-from claimq._processes import run_worker, setup_logging
+from claimq._processes import setup_logging
 from claimq.cli._common import (
     EXIT_USAGE,
     POSITIVE_SECONDS,
@@ -19,6 +19,7 @@ from claimq.cli._common import (
 )
 from claimq.cli._main import main
 from claimq.errors import ClaimqError
+from claimq.worker import run_worker
 
 
 def _queue_list(text: str | None) -> list[str] | None:

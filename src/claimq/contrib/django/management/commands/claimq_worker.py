@@ -51,8 +51,8 @@ class Command(BaseCommand):
         parser.add_argument("--metrics-host", default="0.0.0.0")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from claimq._processes import run_worker, setup_logging
-        from claimq.worker import Worker
+        from claimq._processes import setup_logging
+        from claimq.worker import Worker, run_worker
 
         if options["concurrency"] < 1 or options["processes"] < 1:
             raise CommandError("--concurrency and --processes take 1 or more")
