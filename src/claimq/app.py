@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import os
 import threading
@@ -13,7 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
 from claimq import _retention, _tracing, _typed, _validate
+from claimq._outcome import failure_for
 from claimq._results import JobHandle, ResultWaiter
+from claimq._specs import check_unique_for, job_spec
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
     UNSET,
@@ -157,6 +160,12 @@ class App:
         self.backend.grant(role, kind)
 
     # -- hooks ---------------------------------------------------------------------------------
+
+    @property
+    def hooks(self) -> Hooks | None:
+        """The hooks and middleware registered with on() and middleware(); None while there
+        are none (the worker's only per-job cost without them is this check)."""
+        return self._hooks
 
     def on(self, event: Event, fn: Hook | None = None) -> Any:
         """Register a hook (sync or async, called with a `claimq.hooks.JobEvent`) for
@@ -342,43 +351,7 @@ class App:
             payload_limit=self.payload_limit,
         )
         if job.flow is not None and job.flow.unique_for is not None:
-            self._check_unique_for(job.flow.unique_for)
-        return job
-
-    def _check_unique_for(self, period: float) -> None:
-        if period > self.idempotency_retention:
-            raise InvalidInput(
-                f"unique_for ({period}) is longer than the App's idempotency_retention "
-                f"({self.idempotency_retention} s), after which keys are purged")
-
-    def _spec(self, item: object) -> _validate.NewJob:
-        """One job of enqueue_many: a mapping of enqueue()'s options; a registered task's name
-        takes that task's defaults (queue, priority, max_attempts, timeout), as in enqueue()."""
-        task = self.tasks.get(name) if (
-            self.tasks and (type(item) is dict or isinstance(item, Mapping))
-            and type(name := item.get("task")) is str
-        ) else None
-        if task is None:
-            job = _validate.enqueue_spec(
-                item, default_max_attempts=self.default_max_attempts,
-                payload_limit=self.payload_limit,
-            )
-        else:
-            if isinstance(item, Mapping):
-                payload = item.get("payload")
-                if (dumped := task.dump_arguments(payload)) is not payload:
-                    item = {**item, "payload": dumped}
-            if (task.concurrency_key is not None or task.sequence_key is not None
-                    or task.rate_key is not None):
-                spec: Mapping[str, Any] = item  # type: ignore[assignment] # a mapping, as above
-                item = {**spec, **task.flow_options(spec.get("payload"), spec)}
-            job = _validate.enqueue_spec(
-                item, default_queue=task.queue, default_priority=task.priority,
-                default_max_attempts=task.max_attempts, default_timeout=task.timeout,
-                payload_limit=self.payload_limit,
-            )
-        if job.flow is not None and job.flow.unique_for is not None:
-            self._check_unique_for(job.flow.unique_for)
+            check_unique_for(self, job.flow.unique_for)
         return job
 
     def enqueue(
@@ -438,7 +411,7 @@ class App:
         task's name brings its defaults). All or none."""
         _check_batch(jobs)
         items = jobs if isinstance(jobs, Sequence) else list(jobs)
-        specs: Iterator[_validate.NewJob] = map(self._spec, items)
+        specs: Iterator[_validate.NewJob] = map(functools.partial(job_spec, self), items)
         traceparent = _tracing.current_traceparent()  # one for the whole batch
         if traceparent is not None:
             specs = (s._replace(trace_context=traceparent) for s in specs)
@@ -473,7 +446,7 @@ class App:
         _check_batch(jobs)
         if conn is not None and self.backend.is_async_connection(conn):
             traceparent = _tracing.current_traceparent()
-            specs = [self._spec(j)._replace(trace_context=traceparent) for j in jobs]
+            specs = [job_spec(self, j)._replace(trace_context=traceparent) for j in jobs]
             return await self.backend.aenqueue(specs, self.idempotency_retention, conn)
         if conn is not None:
             return self.enqueue_many(jobs, conn=conn)
@@ -532,8 +505,6 @@ class App:
         retry: RetryPolicy | None = None,
     ) -> Literal["retried", "dead"]:
         """Record a failed attempt: retry with backoff, or dead letters. Raises LeaseLost."""
-        from claimq._worker.outcome import failure_for
-
         _token(_job(job))
         if not isinstance(error, BaseException):
             raise InvalidInput(f"error must be an exception instance, got {error!r}")

@@ -229,7 +229,7 @@ def test_a_timeout_still_applies_through_middleware(app: App) -> None:
 
 
 def test_bad_registrations_are_refused(app: App) -> None:
-    assert app._hooks is None  # the worker's only per-job cost without hooks: this check
+    assert app.hooks is None  # the worker's only per-job cost without hooks: this check
     with pytest.raises(InvalidInput, match="unknown event 'job.done'"):
         app.on("job.done", print)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="must be callable"):

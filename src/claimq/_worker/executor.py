@@ -23,6 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from claimq import _tracing, _validate
 from claimq._json import loads
+from claimq._outcome import (
+    BadPayload,
+    JobCancelled,
+    JobTimeout,
+    UnknownTask,
+    describe,
+    failure_for,
+)
 from claimq._worker.completer import Completer, Outcome
 from claimq._worker.dbcall import DB
 from claimq._worker.inflight import Counters, InFlight, Registry
@@ -31,14 +39,6 @@ from claimq._worker.isolation import (
     ChildTimedOut,
     IsolatedContext,
     run_in_child,
-)
-from claimq._worker.outcome import (
-    BadPayload,
-    JobCancelled,
-    JobTimeout,
-    UnknownTask,
-    describe,
-    failure_for,
 )
 from claimq._worker.threads import Threads
 from claimq.backends.base import Backend, Completion, Owned
@@ -291,7 +291,7 @@ class Executor:
                 return
             if flight.cancel_requested:  # while it waited for a slot (claimed ahead)
                 raise asyncio.CancelledError
-            hooks = self.app._hooks  # None unless the app registered hooks or middleware
+            hooks = self.app.hooks  # None unless the app registered hooks or middleware
             outcome = await self._attempt(flight, hooks)
             if hooks is not None:
                 await self._after(hooks, flight, outcome)

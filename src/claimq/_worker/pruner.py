@@ -24,6 +24,7 @@ class Pruner(AppLoop):
     thread = Threads(max_workers=1, name="claimq-prune")  # one pass at a time per process
 
     async def run(self) -> None:
+        holder = _retention.holder()  # this pruner's name on the lease
         while not self.stopping.is_set():
             await asyncio.sleep(PRUNE_EVERY * (0.5 + random.random()))
             try:
@@ -31,7 +32,7 @@ class Pruner(AppLoop):
                 # batches; nor the default executor, which asyncio.run waits for at exit (a
                 # stopping worker's pass ends at its next batch, or is left behind).
                 counts = await asyncio.get_running_loop().run_in_executor(
-                    self.thread, _retention.prune, self.app, self.app._pruner_id, BATCH,
+                    self.thread, _retention.prune, self.app, holder, BATCH,
                     self.stopping.is_set)
             except PermissionDenied as exc:
                 # A least-privilege worker role (claimq grant ROLE --as worker) may not delete

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from claimq import _validate
+from claimq._specs import job_spec
 from claimq.app import App
 from claimq.cli._common import (
     EXIT_USAGE,
@@ -93,7 +94,7 @@ def enqueue(
             spec[name] = value
     if key is not None and count > 1:
         raise CliError("--key names one job: it cannot be combined with --count", EXIT_USAGE)
-    job = app._spec(spec)  # validate before touching the database: bad input writes nothing
+    job = job_spec(app, spec)  # validate before touching the database: bad input writes nothing
     _open()
     if app_path is None and not force:
         _check_registered(app, task)

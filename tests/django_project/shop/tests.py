@@ -11,7 +11,7 @@ from django.test import TestCase, TransactionTestCase
 from django_tasks import TaskResultStatus, default_task_backend
 from django_tasks.signals import task_enqueued, task_finished, task_started
 
-from claimq._worker.outcome import error_entry
+from claimq._outcome import error_entry
 from claimq.contrib.django.tasks import _result, run_task
 from claimq.job import Status
 from shop.models import Order

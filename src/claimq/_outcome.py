@@ -1,4 +1,5 @@
-"""Turns a handler's exception into a Failure: which delay, which dead-letter reason."""
+"""Turns a handler's exception into a Failure: which delay, which dead-letter reason. One rule
+for the worker's executor and for App.fail (a job claimed by hand)."""
 
 from __future__ import annotations
 
