@@ -1,16 +1,34 @@
 """The layers: nothing above claimq.backends imports a database driver or probes a backend with
 getattr (or hasattr). Everything above speaks the Backend Protocol: its methods and its
-capability flags."""
+capability flags. And the modules import each other in one direction: no import circle, not
+even one held apart by where an import line sits (inside a function, at the bottom of a file);
+the public App does not import the worker's private package, and neither that package nor the
+CLI reaches into an App's private attributes."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import claimq
 
 SRC = Path(claimq.__file__).parent
 DRIVERS = {"sqlite3", "psycopg", "psycopg_pool", "psycopg2", "pymysql", "mariadb", "MySQLdb"}
+
+
+# Imports under `if TYPE_CHECKING:` (annotations only, never run) that still close a circle: each
+# goes when its annotation names a Protocol or a lower module instead. The list can only shrink.
+TYPE_ONLY_TIES: set[tuple[str, str]] = {
+    ("claimq._results", "claimq.app"),
+    ("claimq._retention", "claimq.app"),
+    ("claimq._worker.executor", "claimq.app"),
+    ("claimq._worker.service", "claimq.app"),
+    ("claimq.hooks", "claimq.worker"),
+    ("claimq.metrics", "claimq.worker"),
+    ("claimq.schedules", "claimq.app"),
+    ("claimq.task", "claimq.app"),
+}
 
 
 def _modules() -> list[Path]:
@@ -110,3 +128,168 @@ def test_the_checks_catch_what_they_look_for() -> None:
         "if r.kind == 'queue': pass\n"
     )
     assert [line for line, _ in _dialect_branches(branches)] == [1, 2]
+
+
+# -- imports in one direction ------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            inside.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return inside
+
+
+def _claimq_imports(tree: ast.AST, module: str, package: bool,
+                    known: set[str]) -> list[tuple[int, str, bool]]:
+    """Every import of a claimq module in `tree`, wherever it sits (top, function, class, try):
+    (line, the module imported, whether it is under `if TYPE_CHECKING:`). `from a import b`
+    names the submodule a.b where there is one, else a."""
+    type_only = _type_checking_nodes(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".") if package else module.split(".")[:-1]
+                here = here[: len(here) - node.level + 1]
+                base = ".".join(here + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                       for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # a name inside a module: the module
+                target = target.rpartition(".")[0]
+            if target and target != module:
+                found.append((node.lineno, target, id(node) in type_only))
+    return found
+
+
+def _import_graph(*, type_only: bool) -> dict[str, dict[str, int]]:
+    """module -> {module it imports: line}; imports under TYPE_CHECKING only with type_only."""
+    return {name: dict(edges) for name, edges in _read_imports(type_only).items()}
+
+
+@functools.cache
+def _read_imports(type_only: bool) -> dict[str, dict[str, int]]:
+    paths = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(), str(path))
+        edges = graph.setdefault(name, {})
+        for line, target, typing_only in _claimq_imports(
+                tree, name, path.name == "__init__.py", set(paths)):
+            if type_only or not typing_only:
+                edges.setdefault(target, line)
+    return graph
+
+
+def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One circle (a path that comes back to its start) per group of modules tied by one."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while (w := stack.pop()) != v:
+                group.add(w)
+            if group:
+                groups.append(group | {v})
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    circles = []
+    for group in groups:
+        start = min(group)
+        path, seen = [start], {start}
+        while True:  # walk inside the group until a module comes back
+            nxt = min(w for w in graph[path[-1]] if w in group)
+            if nxt in seen:
+                circles.append(path[path.index(nxt):] + [nxt])
+                break
+            path.append(nxt)
+            seen.add(nxt)
+    return circles
+
+
+def _say(graph: dict[str, dict[str, int]], circle: list[str]) -> str:
+    return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(circle, circle[1:], strict=False)
+                       ) + f" -> {circle[-1]}"
+
+
+def test_no_import_circle_not_even_inside_functions() -> None:
+    graph = _import_graph(type_only=False)
+    assert [_say(graph, c) for c in _circles(graph)] == []
+
+
+def test_no_import_circle_counting_type_only_imports_beyond_the_known_ones() -> None:
+    graph = _import_graph(type_only=True)
+    for a, b in TYPE_ONLY_TIES:
+        assert b in graph[a], f"{a} no longer imports {b}: remove it from TYPE_ONLY_TIES"
+        del graph[a][b]
+    assert [_say(graph, c) for c in _circles(graph)] == []
+
+
+def test_the_app_does_not_import_the_workers_private_package() -> None:
+    graph = _import_graph(type_only=True)
+    assert [m for m in graph["claimq.app"] if m.startswith("claimq._worker")] == []
+
+
+def _private_app_attributes(tree: ast.AST) -> list[tuple[int, str]]:
+    """`app._x`, `self.app._x`, `App._x`: a private attribute of an App (line, source)."""
+    return [
+        (node.lineno, ast.unparse(node))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and ast.unparse(node.value).rpartition(".")[2].lower() in ("app", "_app")
+    ]
+
+
+def test_the_worker_package_and_the_cli_use_no_private_attribute_of_an_app() -> None:
+    offenders = [
+        f"{path.relative_to(SRC)}:{line} {source}"
+        for folder in ("_worker", "cli")
+        for path in sorted((SRC / folder).rglob("*.py"))
+        for line, source in _private_app_attributes(ast.parse(path.read_text(), str(path)))
+    ]
+    assert offenders == [], "use App's public methods, or a private module both depend on"
+
+
+def test_the_import_checks_catch_what_they_look_for() -> None:
+    known = {"claimq", "claimq.a", "claimq.b", "claimq.pkg", "claimq.pkg.c"}
+    sample = ast.parse(
+        "from typing import TYPE_CHECKING\nfrom claimq.a import thing\nimport claimq.pkg.c\n"
+        "if TYPE_CHECKING:\n    from claimq.b import B\n"
+        "def f():\n    from claimq.pkg import c\n    from .. import a\n"
+    )
+    assert _claimq_imports(sample, "claimq.pkg.c", False, known) == [
+        (2, "claimq.a", False), (5, "claimq.b", True), (8, "claimq.a", False)]
+    assert _circles({"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}}) == [
+        ["a", "b", "c", "a"]]
+    assert _circles({"a": {"b": 1}, "b": {}}) == []
+    sample = ast.parse("app._hooks\nself.app._pruner_id\nApp._spec(x)\napp.tasks\n"
+                       "self._app\nflight._x\napp.__class__\n")
+    assert _private_app_attributes(sample) == [
+        (1, "app._hooks"), (2, "self.app._pruner_id"), (3, "App._spec")]
