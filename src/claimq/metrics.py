@@ -14,7 +14,7 @@ round-trip histogram. Serve them with:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from claimq.errors import ClaimqError
 from claimq.stats import DEFAULT_WINDOW, Latency, TaskStats
@@ -34,8 +34,19 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 if TYPE_CHECKING:
+    from claimq._worker.inflight import Counters
+    from claimq._worker.service import Supervisor
     from claimq.app import App
-    from claimq.worker import Worker
+
+
+class WorkerState(Protocol):
+    """What of a claimq.Worker the metrics read: its counters and its loops' restarts."""
+
+    @property
+    def counters(self) -> Counters: ...
+    @property
+    def supervisor(self) -> Supervisor | None: ...
+
 
 # The worker's counters (claimq._worker.inflight.Counters) by metric name.
 _WORKER_COUNTERS = (
@@ -67,7 +78,7 @@ _FIGURES: tuple[tuple[str, str, Callable[[TaskStats], float | None]], ...] = (
 class ClaimqCollector(Collector):
     """A prometheus_client collector: app.stats() (and a worker's counters) at each scrape."""
 
-    def __init__(self, app: App, *, worker: Worker | None = None,
+    def __init__(self, app: App, *, worker: WorkerState | None = None,
                  window: float = DEFAULT_WINDOW) -> None:
         self.app = app
         self.worker = worker
@@ -129,7 +140,7 @@ class ClaimqCollector(Collector):
         yield limit
 
 
-def _worker_metrics(worker: Worker) -> Iterator[Metric]:
+def _worker_metrics(worker: WorkerState) -> Iterator[Metric]:
     counters = worker.counters
     for name, key, doc in _WORKER_COUNTERS:
         family = CounterMetricFamily(f"claimq_worker_{name}", doc)
@@ -148,13 +159,13 @@ def _worker_metrics(worker: Worker) -> Iterator[Metric]:
     yield histogram
 
 
-def collector(app: App, *, worker: Worker | None = None,
+def collector(app: App, *, worker: WorkerState | None = None,
               window: float = DEFAULT_WINDOW) -> ClaimqCollector:
     """A collector to register in a prometheus_client registry of your own."""
     return ClaimqCollector(app, worker=worker, window=window)
 
 
-def registry(app: App, *, worker: Worker | None = None,
+def registry(app: App, *, worker: WorkerState | None = None,
              window: float = DEFAULT_WINDOW) -> CollectorRegistry:
     """A registry holding claimq's collector alone."""
     reg = CollectorRegistry(auto_describe=False)
@@ -162,7 +173,7 @@ def registry(app: App, *, worker: Worker | None = None,
     return reg
 
 
-def metrics_text(app: App, *, worker: Worker | None = None,
+def metrics_text(app: App, *, worker: WorkerState | None = None,
                  window: float = DEFAULT_WINDOW) -> bytes:
     """The Prometheus text exposition of claimq's metrics, read now."""
     return generate_latest(registry(app, worker=worker, window=window))
