@@ -18,14 +18,23 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from claimq import _validate
 from claimq.backends._batches import all_batches
-from claimq.backends.base import PruneBatch, RetentionPolicy
+from claimq.backends.base import Backend, PruneBatch, RetentionPolicy
 
-if TYPE_CHECKING:
-    from claimq.app import App
+
+class AppView(Protocol):
+    """What of a claimq.App retention reads: its database and the ages it keeps keys and
+    audit entries for."""
+
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def idempotency_retention(self) -> float: ...
+    @property
+    def audit_age(self) -> float | None: ...
 
 LEASE_NAME = "pruner"
 LEASE = 60.0  # seconds a pass holds the lease without renewing it
@@ -55,7 +64,7 @@ def policy(queue: str | None, archive_age: object, archive_rows: object, dead_ag
         age(dead_age, "dead_age"), rows(dead_rows, "dead_rows"))
 
 
-def policies(app: App) -> list[RetentionPolicy]:
+def policies(app: AppView) -> list[RetentionPolicy]:
     """Every policy in force: '*' first (DEFAULT when none is stored), then per queue."""
     stored = {p.queue: p for p in app.backend.list_retention()}
     default = stored.pop(ALL_QUEUES, DEFAULT)
@@ -93,7 +102,7 @@ def batches(found: list[RetentionPolicy], size: int) -> list[PruneBatch]:
     return plans
 
 
-def prune(app: App, who: str, size: int,
+def prune(app: AppView, who: str, size: int,
           stop: Callable[[], bool] = lambda: False) -> dict[str, int] | None:
     """One pruning pass; None when another process holds the lease (is pruning now). `stop`
     is asked between batches (a worker that stops ends its pass there)."""
@@ -134,7 +143,7 @@ class _Interrupted(Exception):
     pass
 
 
-def _drain(app: App, who: str, size: int, batch: Callable[[], int],
+def _drain(app: AppView, who: str, size: int, batch: Callable[[], int],
            stop: Callable[[], bool], counts: dict[str, int], key: str) -> int:
     """Batches until one deletes fewer than `size` rows, each counted in counts[key] as it
     goes (a pass interrupted between batches reports what it did)."""
