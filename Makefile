@@ -38,5 +38,8 @@ lint: setup
 
 # The long soaks (marker `soak`) are left out; their one-round forms run. All of it:
 # `$(BIN)/pytest -q`.
-test: setup lint
-	$(BIN)/pytest -q -p no:cacheprovider -m "not soak" --durations=25
+# Tests run side by side (pytest-xdist, each on databases of its own), then the fault scenarios
+# (marker `serial`, tests/chaos) one at a time.
+test: setup lint setup-django6
+	$(BIN)/pytest -q -p no:cacheprovider -m "not soak and not serial" -n 4 --dist worksteal --durations=25
+	$(BIN)/pytest -q -p no:cacheprovider -m "serial and not soak" --durations=25

@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from dbs import MARIADB_URL, fresh_db_url, mariadb_admin
@@ -19,6 +20,18 @@ from claimq import App
 # tests stop with Ctrl-C (SIGINT) would never stop. The tests' processes get the default back.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The fault scenarios (tests/chaos) kill processes and sessions, restart servers and sample
+# leases against the wall clock: `make test` runs them after the rest, one at a time, so that
+# neither the side-by-side run's load nor its sessions stand in their way.
+SERIAL_DIRS = (Path(__file__).parent / "chaos",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(d in item.path.parents for d in SERIAL_DIRS):
+            item.add_marker(pytest.mark.serial)
+
 
 PG_ADMIN_URL = os.environ.get("CLAIMQ_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 PG_DB = os.environ.get("CLAIMQ_TEST_PG_DB", "claimq_test")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fcntl
 import json
 import os
 import re
@@ -116,14 +117,21 @@ def excluded() -> dict[str, tuple[str, str]]:
 
 
 def sdist(version: str) -> Path:
+    """The sdist, downloaded by one run at a time (make test runs the databases side by side)."""
     CACHE.mkdir(exist_ok=True)
+    with open(CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _sdist(version)
+
+
+def _sdist(version: str) -> Path:
     for name in (f"django-{version}.tar.gz", f"Django-{version}.tar.gz"):
         if (CACHE / name).exists():
             return CACHE / name
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                     "--no-binary", ":all:", "-d", str(CACHE), f"django=={version}"],
                    check=True, timeout=600)
-    return sdist(version)
+    return _sdist(version)
 
 
 def read(archive: Path, version: str) -> dict[str, bytes]:
