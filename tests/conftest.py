@@ -14,6 +14,19 @@ import pytest
 from dbs import MARIADB_URL, fresh_db_url, mariadb_admin
 
 from claimq import App
+from claimq._worker import inflight
+
+# A claim moved along an edge its lifecycle lacks (Flight) is an error here, in this process
+# and in the workers the tests start.
+os.environ["CLAIMQ_STRICT_FLIGHTS"] = "1"
+inflight.STRICT = True
+
+
+@pytest.fixture(autouse=True)
+def _legal_flights() -> Iterator[None]:
+    yield
+    illegal, inflight.ILLEGAL[:] = list(inflight.ILLEGAL), []
+    assert not illegal, f"illegal transitions of in-flight claims: {illegal}"
 
 # A run started in the background by a shell without job control (`make test &`, a CI runner)
 # inherits SIGINT ignored, and so would every process the tests start: a `claimq` command the

@@ -27,7 +27,7 @@ from dbs import fresh_db_url
 
 from claimq import App, LeaseLost
 from claimq._pause import set_hook
-from claimq._worker.inflight import InFlight
+from claimq._worker.inflight import Flight, InFlight
 from claimq.backends.base import Owned
 from claimq.job import Job
 from claimq.worker import JobContext
@@ -59,7 +59,7 @@ def _running(app: App) -> Job:
 def _context(app: App, job: Job, loop: asyncio.AbstractEventLoop,
              abandoned: list[str]) -> JobContext:
     flight = InFlight(job, Owned(job.id, job.claim_token or ""), job.attempts, 30.0,
-                      time.monotonic() + 30.0, running=True)
+                      time.monotonic() + 30.0, state=Flight.RUNNING)
     return JobContext(job, job.attempts, "w-1", flight, app.backend, None, loop,
                       lambda f, why, cancel: abandoned.append(why))
 

@@ -22,7 +22,7 @@ from dbs import fresh_db_url
 from claimq import App
 from claimq._worker.dbcall import DB
 from claimq._worker.heartbeater import Heartbeater
-from claimq._worker.inflight import Counters, InFlight, Registry
+from claimq._worker.inflight import Counters, Flight, InFlight, Registry
 from claimq.backends.base import Owned
 from claimq.clock import FakeClock
 from claimq.job import Job
@@ -36,9 +36,9 @@ def url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[
     yield from fresh_db_url(request, request.param, tmp_path)
 
 
-def _flight(job: Job, deadline: float, **state: bool) -> InFlight:
+def _flight(job: Job, deadline: float, state: Flight) -> InFlight:
     return InFlight(job, Owned(job.id, job.claim_token or ""), job.attempts, 5.0, deadline,
-                    **state)
+                    state)
 
 
 def test_the_stale_claim_is_not_renewed_by_the_newer_claims_heartbeat(url: str) -> None:
@@ -56,9 +56,9 @@ def test_the_stale_claim_is_not_renewed_by_the_newer_claims_heartbeat(url: str) 
         counters = Counters()
         registry = Registry(4, counters)
         # the earlier attempt: finished, its outcome not yet written, its lease run out here
-        earlier = _flight(first, time.monotonic() - 1.0, finished=True)
+        earlier = _flight(first, time.monotonic() - 1.0, Flight.FINISHED)
         registry.add(earlier)
-        newer = _flight(second, time.monotonic() + 5.0, running=True)
+        newer = _flight(second, time.monotonic() + 5.0, Flight.RUNNING)
         registry.add(newer)
         loop = asyncio.new_event_loop()
         stale = JobContext(first, first.attempts, "w-1", earlier, app.backend, 5.0, loop,

@@ -294,7 +294,7 @@ def test_the_reaper_renews_its_own_workers_leases_before_it_reaps(db_url: str) -
     no worker holds is still reaped."""
     from claimq._worker.dbcall import DB
     from claimq._worker.heartbeater import Heartbeater
-    from claimq._worker.inflight import Counters, InFlight, Registry
+    from claimq._worker.inflight import Counters, Flight, InFlight, Registry
     from claimq._worker.reaper import Reaper
     from claimq.backends.base import Owned
     from claimq.clock import FakeClock
@@ -310,7 +310,7 @@ def test_the_reaper_renews_its_own_workers_leases_before_it_reaps(db_url: str) -
         counters = Counters()
         registry = Registry(4, counters)
         flight = InFlight(job, Owned(job.id, job.claim_token or ""), job.attempts, 5.0,
-                          time.monotonic() + 5.0, running=True)
+                          time.monotonic() + 5.0, state=Flight.RUNNING)
         registry.add(flight)
         clock.advance(60)  # both leases ran out on the database's clock
 

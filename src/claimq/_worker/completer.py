@@ -175,8 +175,7 @@ class Completer(Service):
                     log.error("writing outcomes failed for jobs %s; trying again", ids,
                               exc_info=exc)
                 for o in pending:
-                    if o.flight.lease_expired and not o.flight.lost:
-                        o.flight.lost = True
+                    if o.flight.lease_expired and o.flight.lose():
                         self.counters.add("lease_lost")
                         log.warning("lease.lost: job %s: its lease ran out before its outcome "
                                     "could be written", o.flight.job.id,
@@ -196,7 +195,7 @@ class Completer(Service):
             if landed is not None:
                 self.counters.add(landed)  # counted once, like any outcome that lands
                 continue
-            o.flight.lost = True
+            o.flight.lose()  # (lost already, if given up while it looked: counted again)
             self.counters.add("lease_lost")
             kind = "completion" if o.completion is not None else "failure"
             log.warning("lease.lost: job %s: %s matched no row: lease lost, outcome dropped",

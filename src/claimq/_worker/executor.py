@@ -197,7 +197,7 @@ class Executor:
         """Runs a claim's handler in a slot: a Task of its own, in a copy of the worker's
         context (contextvars a handler sets stay with its job)."""
         self._in_slots += 1
-        flight.running = True
+        flight.launch()
         flight.began = time.monotonic()
         flight.task = task = asyncio.get_running_loop().create_task(
             self._run(flight, earlier) if traces is None
@@ -233,9 +233,8 @@ class Executor:
     def abandon(self, flight: InFlight, why: str, *, cancel: bool = True) -> None:
         """Gives a claim up without reporting anything: someone else owns the job now (or
         will). Its handler is cancelled; a sync one runs on in its thread, holding its slot."""
-        if flight.lost:
+        if not flight.lose():
             return
-        flight.lost = True
         self.counters.add("lease_lost")
         log.warning("lease.lost: job %s abandoned: %s", flight.job.id, why,
                     extra=event("lease.lost", flight))
@@ -259,7 +258,7 @@ class Executor:
         if not flights:
             return
         for f in flights:
-            f.lost = True  # from here on, nothing this process does may report an outcome
+            f.lose()  # from here on, nothing this process does may report an outcome
         try:
             released = await self.db.retry(
                 "release", self.backend.release, [f.owned for f in flights], delay,
@@ -366,8 +365,7 @@ class Executor:
             return Outcome(flight, Completion(job.id, flight.owned.token, result_json))
         except LeaseLost as exc:
             # ctx.complete_in(), ctx.heartbeat() or ctx.ensure_owned() found the job re-owned
-            if not flight.lost:
-                flight.lost = True
+            if flight.lose():
                 self.counters.add("lease_lost")
             log.warning("lease.lost: job %s: %s matched no row: outcome dropped", job.id,
                         exc.operation, extra=event("lease.lost", flight))

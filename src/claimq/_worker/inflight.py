@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import enum
+import logging
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +21,65 @@ CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2
 GIVEN_UP_KEPT = 1000  # given-up claims remembered before the old ones are pruned
 GIVEN_UP_FOR = 600.0  # seconds: far longer than any lease
 EWMA = 0.2  # weight of the newest sample in the round-trip and handler-time averages
+# An illegal move of a claim's state raises IllegalTransition, and is kept in ILLEGAL, when
+# STRICT is set (the tests set it, and CLAIMQ_STRICT_FLIGHTS=1 for the workers they start);
+# otherwise the claim moves as the booleans this state replaced did (and a debug line says so).
+STRICT = os.environ.get("CLAIMQ_STRICT_FLIGHTS") == "1"
+ILLEGAL: list[str] = []  # (strict) illegal transitions seen: the tests fail on any
+
+log = logging.getLogger("claimq.worker")
+
+
+class IllegalTransition(AssertionError):
+    """A claim was moved along an edge its lifecycle does not have (a bug of the worker's)."""
+
+
+class Flight(enum.Enum):
+    """Where one claim stands. Three steps (its handler waits, runs, has returned), each either
+    still ours or lost (nothing about it may be reported any more):
+
+        WAITING ──launch──▶ RUNNING ──finish──▶ FINISHED        (ours)
+           │lose              │lose               │lose
+           ▼                  ▼                   ▼
+        GIVEN_UP ─launch─▶ ABANDONED ─finish─▶ DROPPED          (lost)
+
+    A claim is forgotten (Registry.forget) once its outcome was written or it is lost and
+    nothing of it runs; forgetting leaves it FINISHED or DROPPED. The moves are in _NEXT."""
+
+    WAITING = ("waiting", False, False, False)  # claimed: waits for a slot or its earlier attempt
+    RUNNING = ("running", True, False, False)  # its handler runs (holds a slot)
+    FINISHED = ("finished", False, True, False)  # its handler returned; outcome on its way
+    GIVEN_UP = ("given up", False, False, True)  # lost before its handler started
+    ABANDONED = ("abandoned", True, False, True)  # lost while its handler runs on (a thread)
+    DROPPED = ("dropped", False, True, True)  # lost, and nothing of it runs
+
+    def __init__(self, label: str, running: bool, finished: bool, lost: bool) -> None:
+        self.label = label
+        self.running = running  # its handler has started and not yet returned (holds a slot)
+        self.finished = finished  # its handler returned (or never will run)
+        self.lost = lost  # no longer ours: nothing about it may be reported
+        self.moves: dict[str, Flight] = {}  # from _NEXT
+
+
+# The one table of the lifecycle: (state, move) -> the next state. A move not in it is
+# illegal; losing a claim lost already is no move (InFlight.lose).
+_NEXT: dict[tuple[Flight, str], Flight] = {
+    (Flight.WAITING, "launch"): Flight.RUNNING,
+    (Flight.WAITING, "lose"): Flight.GIVEN_UP,
+    (Flight.RUNNING, "finish"): Flight.FINISHED,
+    (Flight.RUNNING, "lose"): Flight.ABANDONED,
+    (Flight.FINISHED, "lose"): Flight.DROPPED,
+    (Flight.FINISHED, "forget"): Flight.FINISHED,
+    # given up while its claim's batch was being started (Executor.start awaits between
+    # registering a batch and launching it): launched all the same, its Task returns at once
+    (Flight.GIVEN_UP, "launch"): Flight.ABANDONED,
+    (Flight.DROPPED, "launch"): Flight.ABANDONED,
+    (Flight.GIVEN_UP, "forget"): Flight.DROPPED,
+    (Flight.ABANDONED, "finish"): Flight.DROPPED,
+    (Flight.DROPPED, "forget"): Flight.DROPPED,
+}
+for (_state, _move), _after in _NEXT.items():
+    _state.moves[_move] = _after
 
 
 @dataclass(eq=False, slots=True)
@@ -32,14 +94,62 @@ class InFlight:
     attempt: int
     lease_seconds: float
     lease_deadline: float  # monotonic: past it without a renewal, the lease may be gone
-    running: bool = False  # its handler has started and not yet returned (holds a slot)
-    finished: bool = False  # its handler returned; its outcome may still be on its way
-    lost: bool = False  # no longer ours: nothing about it may be reported
+    state: Flight = Flight.WAITING  # changed by launch(), finish(), lose() and forget() only
+    # What happened to the attempt, whatever its state (set from handler threads too):
     completed_by_handler: bool = False  # ctx.complete_in() committed it in the handler's txn
     cancel_requested: bool = False  # seen at a heartbeat; read by handler threads
-    timed_out: bool = False
+    timed_out: bool = False  # ran past its timeout: its Task was cancelled for it
     task: asyncio.Task[Any] | None = None  # None while it waits for a slot (claimed ahead)
     began: float = 0.0  # monotonic: when its handler's Task was made
+
+    @property
+    def running(self) -> bool:
+        return self.state.running
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished
+
+    @property
+    def lost(self) -> bool:
+        return self.state.lost
+
+    def launch(self) -> None:
+        """Its handler's Task was made (it holds a slot)."""
+        self._move("launch")
+
+    def finish(self) -> None:
+        """Its handler returned (or its Task ended)."""
+        self._move("finish")
+
+    def lose(self) -> bool:
+        """No longer ours: from here on nothing about it may be reported. Returns whether it
+        was still ours (False: lost already, nothing changes)."""
+        if self.state.lost:
+            return False
+        self._move("lose")
+        return True
+
+    def forget(self) -> None:
+        """Dropped from the registry: nothing of it is left to run or to report."""
+        self._move("forget")
+
+    def _move(self, move: str) -> None:
+        state = self.state
+        after = state.moves.get(move)
+        if after is None:
+            message = f"job {self.job.id} attempt {self.attempt}: cannot {move} when {state.label}"
+            if STRICT:
+                ILLEGAL.append(message)  # seen even where the raise is caught (a callback)
+                raise IllegalTransition(message)
+            log.debug("%s", message)
+            # as the booleans this state replaced did: launching sets `running`, finishing and
+            # forgetting clear it and set `finished`; `lost` stays as it was
+            if move == "launch":
+                after = Flight.ABANDONED if state.lost else Flight.RUNNING
+            else:
+                after = Flight.DROPPED if state.lost else Flight.FINISHED
+        self.state = after
 
     def renew(self, since: float) -> None:
         """The database extended the lease at or after `since` (monotonic)."""
@@ -191,8 +301,7 @@ class Registry:
 
     def finish(self, flight: InFlight) -> None:
         """Its handler returned (the outcome, if any, goes to the completer)."""
-        flight.running = False
-        flight.finished = True
+        flight.finish()
         self.handler_done.set()
 
     def forget_all(self, flights: list[InFlight]) -> None:
@@ -218,5 +327,4 @@ class Registry:
             if len(self._given_up) > GIVEN_UP_KEPT:
                 self._given_up = {o: t for o, t in self._given_up.items()
                                   if now - t < GIVEN_UP_FOR}
-        flight.running = False
-        flight.finished = True
+        flight.forget()
