@@ -25,7 +25,7 @@ from typing import Any
 
 from claimq import App
 from claimq._worker.claims import Claims
-from claimq._worker.completer import Completer
+from claimq._worker.completer import Completer, Outcomes
 from claimq._worker.dbcall import DB
 from claimq._worker.executor import Executor
 from claimq._worker.inflight import Counters, Registry
@@ -51,11 +51,12 @@ async def run(app: App, batches: int) -> float:
     db = DB(threads=1)
     claims = Claims(app.backend, db, registry, counters, worker_id="w", queues=None, lease=None,
                     batch=BATCH, on_loop=True, stopping=lambda: False)
-    completer = Completer(app.backend, db, registry, counters, claims)
-    executor = Executor(app, app.backend, db, registry, counters, completer, worker_id="w",
+    outcomes = Outcomes()
+    executor = Executor(app, app.backend, db, registry, counters, outcomes, worker_id="w",
                         lease=None, default_lease=30.0, concurrency=BATCH,
-                        make_context=lambda f: None)
-    completer.start_jobs = executor.start
+                        make_context=lambda f, abandon: None)
+    completer = Completer(app.backend, db, registry, counters, claims, outcomes,
+                          start_jobs=executor.start)
     calls = 0
 
     async def settle(done: list[Completion], failures: list[Failure],

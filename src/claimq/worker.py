@@ -21,7 +21,7 @@ from claimq import _validate
 from claimq._processes import import_app, supervise
 from claimq._version import __version__
 from claimq._worker.claims import Claims
-from claimq._worker.completer import WRITERS, WRITERS_CONCURRENT, Completer
+from claimq._worker.completer import WRITERS, WRITERS_CONCURRENT, Completer, Outcomes
 from claimq._worker.dbcall import DB
 from claimq._worker.executor import Executor
 from claimq._worker.fetcher import Fetcher, wait_any
@@ -32,7 +32,7 @@ from claimq._worker.presence import Presence
 from claimq._worker.pruner import Pruner
 from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.scheduler import Scheduler
-from claimq._worker.service import Supervisor
+from claimq._worker.service import Service, Supervisor
 from claimq.app import App
 from claimq.backends.base import Backend, Completion, WorkerRecord
 from claimq.errors import InvalidInput, LeaseLost, WorkerFailed
@@ -139,6 +139,19 @@ class JobContext:
         if self.job.id not in self._backend.complete([done], conn):
             raise LeaseLost(self.job.id, "complete")
         self._flight.completed_by_handler = True
+
+
+@dataclass
+class _Services:
+    """A running worker's collaborators, assembled in one place (Worker._assemble)."""
+
+    db: DB
+    registry: Registry
+    executor: Executor
+    completer: Completer
+    fetcher: Fetcher
+    presence: Presence
+    loops: list[Service]  # what the supervisor runs, in the order it starts them
 
 
 def default_worker_id() -> str:
@@ -261,39 +274,10 @@ class Worker:
             await backend.open_async()
         stopping = self._stopping = asyncio.Event()
         finished = asyncio.Event()  # the completer wrote its last outcome
+        services = self._assemble(backend, loop, stopping, finished, on_loop=on_loop)
+        db, registry, executor = services.db, services.registry, services.executor
+        completer, fetcher, presence = services.completer, services.fetcher, services.presence
         counters = self.counters
-        prefetch = self.prefetch
-        if prefetch is None:
-            prefetch = self.concurrency if backend.capabilities.row_locks else 0
-        registry = Registry(self.concurrency, counters, prefetch)
-        db = DB(deadline=_db_deadline(self.lease))
-        claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
-                        queues=self.queues, lease=self.lease, batch=self.batch,
-                        on_loop=on_loop, stopping=stopping.is_set)
-        completer = Completer(backend, db, registry, counters, claims,
-                              writers=WRITERS_CONCURRENT if on_loop else WRITERS)
-        executor = Executor(
-            self.app, backend, db, registry, counters, completer, worker_id=self.worker_id,
-            lease=self.lease, default_lease=DEFAULT_LEASE, concurrency=self.concurrency,
-            make_context=lambda f: JobContext(
-                job=f.job, attempt=f.attempt, worker_id=self.worker_id, _flight=f,
-                _backend=backend, _lease=self.lease, _loop=loop, _abandon=executor.abandon,
-                _result_limit=self.app.result_limit),
-        )
-        completer.start_jobs = executor.start
-        if self.skip_unknown:
-            executor.skip_unknown = claims.skip
-        fetcher = Fetcher(db, registry, counters, claims, completer, executor.start,
-                          poll_interval=self.poll_interval, stopping=stopping)
-        heartbeater = Heartbeater(backend, db, registry, counters, lease=self.lease,
-                                  default_lease=DEFAULT_LEASE, abandon=executor.abandon,
-                                  cancel=executor.cancel, finished=finished)
-        reap_every = max(min(self.lease or DEFAULT_LEASE, 60.0) / 2.0, 0.5)
-        presence = Presence(backend, db, registry, WorkerRecord(
-            self.worker_id, socket.gethostname(), os.getpid(),
-            None if self.queues is None else tuple(self.queues), self.concurrency, __version__,
-            tasks=tuple(sorted(self.app.tasks)),
-        ), interval=self.presence_interval, finished=finished)
         supervisor = self.supervisor = Supervisor(on_fatal=self._fatal)
         if install_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -303,20 +287,8 @@ class Worker:
         log.info("worker %s started: queues=%s concurrency=%d", self.worker_id,
                  ",".join(self.queues) if self.queues else "*", self.concurrency,
                  extra={"event": "worker.started", "worker_id": self.worker_id})
-        reaper = Reaper(backend, db, counters, interval=min(reap_every, self.presence_timeout),
-                        stopping=stopping, workers_dead_after=self.presence_timeout,
-                        workers_forget_after=max(self.presence_timeout * 10, 3600.0),
-                        renew=heartbeater.beat)
-        for service in (presence, heartbeater, completer, reaper,
-                        Tidier(backend, db, counters, stopping=stopping), fetcher):
+        for service in services.loops:
             supervisor.start(service)
-        if self.schedules:
-            supervisor.start(Scheduler(self.app, db, counters, stopping=stopping))
-        if self.prune:
-            supervisor.start(Pruner(self.app, db, counters, stopping=stopping))
-        if backend.capabilities.listen_notify:
-            supervisor.start(Listener(backend, self.queues, wake=fetcher.wake,
-                                      cancel_hint=heartbeater.cancel_hint))
         try:
             await stopping.wait()
             executor.stopping = True
@@ -345,6 +317,63 @@ class Worker:
             raise WorkerFailed(f"worker {self.worker_id} stopped: {self._failure!r}"
                                ) from self._failure
         return dict(counters.values)
+
+    def _assemble(self, backend: Backend, loop: asyncio.AbstractEventLoop,
+                  stopping: asyncio.Event, finished: asyncio.Event, *,
+                  on_loop: bool) -> _Services:
+        """Builds the worker's collaborators, each after those it depends on, and the loops the
+        supervisor is to run. Outcomes go from the executor to the completer through their own
+        queue (Outcomes), so the completer, which starts the jobs its writes claim, is built
+        after the executor."""
+        counters = self.counters
+        prefetch = self.prefetch
+        if prefetch is None:
+            prefetch = self.concurrency if backend.capabilities.row_locks else 0
+        registry = Registry(self.concurrency, counters, prefetch)
+        db = DB(deadline=_db_deadline(self.lease))
+        claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
+                        queues=self.queues, lease=self.lease, batch=self.batch,
+                        on_loop=on_loop, stopping=stopping.is_set)
+        outcomes = Outcomes()
+
+        def make_context(flight: InFlight, abandon: Any) -> JobContext:
+            return JobContext(job=flight.job, attempt=flight.attempt, worker_id=self.worker_id,
+                              _flight=flight, _backend=backend, _lease=self.lease, _loop=loop,
+                              _abandon=abandon, _result_limit=self.app.result_limit)
+
+        executor = Executor(
+            self.app, backend, db, registry, counters, outcomes, worker_id=self.worker_id,
+            lease=self.lease, default_lease=DEFAULT_LEASE, concurrency=self.concurrency,
+            make_context=make_context, skip_unknown=claims.skip if self.skip_unknown else None,
+        )
+        completer = Completer(backend, db, registry, counters, claims, outcomes,
+                              start_jobs=executor.start,
+                              writers=WRITERS_CONCURRENT if on_loop else WRITERS)
+        fetcher = Fetcher(db, registry, counters, claims, completer, executor.start,
+                          poll_interval=self.poll_interval, stopping=stopping)
+        heartbeater = Heartbeater(backend, db, registry, counters, lease=self.lease,
+                                  default_lease=DEFAULT_LEASE, abandon=executor.abandon,
+                                  cancel=executor.cancel, finished=finished)
+        presence = Presence(backend, db, registry, WorkerRecord(
+            self.worker_id, socket.gethostname(), os.getpid(),
+            None if self.queues is None else tuple(self.queues), self.concurrency, __version__,
+            tasks=tuple(sorted(self.app.tasks)),
+        ), interval=self.presence_interval, finished=finished)
+        reap_every = max(min(self.lease or DEFAULT_LEASE, 60.0) / 2.0, 0.5)
+        reaper = Reaper(backend, db, counters, interval=min(reap_every, self.presence_timeout),
+                        stopping=stopping, workers_dead_after=self.presence_timeout,
+                        workers_forget_after=max(self.presence_timeout * 10, 3600.0),
+                        renew=heartbeater.beat)
+        loops: list[Service] = [presence, heartbeater, completer, reaper,
+                                Tidier(backend, db, counters, stopping=stopping), fetcher]
+        if self.schedules:
+            loops.append(Scheduler(self.app, db, counters, stopping=stopping))
+        if self.prune:
+            loops.append(Pruner(self.app, db, counters, stopping=stopping))
+        if backend.capabilities.listen_notify:
+            loops.append(Listener(backend, self.queues, wake=fetcher.wake,
+                                  cancel_hint=heartbeater.cancel_hint))
+        return _Services(db, registry, executor, completer, fetcher, presence, loops)
 
     def _serve_metrics(self) -> Any:
         """Starts the /metrics server (a thread of its own) when metrics_port is set."""

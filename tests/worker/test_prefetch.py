@@ -134,7 +134,7 @@ def test_a_job_waiting_for_a_slot_is_handed_back_uncounted_or_failed_by_a_cancel
     pending, its attempt not counted), the third is cancelled by an operator while it waits
     (dead as cancelled, its handler never called)."""
     from claimq._worker.claims import Claims
-    from claimq._worker.completer import Completer
+    from claimq._worker.completer import Completer, Outcomes
     from claimq._worker.dbcall import DB
     from claimq._worker.executor import Executor
 
@@ -159,10 +159,11 @@ def test_a_job_waiting_for_a_slot_is_handed_back_uncounted_or_failed_by_a_cancel
         db = DB()
         claims = Claims(app.backend, db, registry, counters, worker_id="w", queues=None,
                         lease=None, batch=1, on_loop=False, stopping=lambda: False)
-        completer = Completer(app.backend, db, registry, counters, claims)
-        executor = Executor(app, app.backend, db, registry, counters, completer,
+        outcomes = Outcomes()
+        executor = Executor(app, app.backend, db, registry, counters, outcomes,
                             worker_id="w", lease=None, default_lease=30.0, concurrency=1,
-                            make_context=lambda f: None)
+                            make_context=lambda f, abandon: None)
+        completer = Completer(app.backend, db, registry, counters, claims, outcomes)
         writing = asyncio.create_task(completer.run())
         try:
             await executor.start(sorted(jobs, key=lambda j: j.id))

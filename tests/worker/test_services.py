@@ -236,8 +236,7 @@ def test_a_claim_answered_after_a_newer_claim_of_the_same_job_is_not_started(
     ran out (a blocked event loop), the reaper requeued it and the second write claimed it
     again. When the second write's answer is handled first, the first claim is stale and must
     not run (it would run on a token the database no longer knows)."""
-    from claimq._worker.claims import Claims
-    from claimq._worker.completer import Completer
+    from claimq._worker.completer import Outcomes
     from claimq._worker.dbcall import DB
     from claimq._worker.executor import Executor
     from claimq._worker.inflight import Counters, Registry
@@ -262,12 +261,10 @@ def test_a_claim_answered_after_a_newer_claim_of_the_same_job_is_not_started(
         counters = Counters()
         registry = Registry(4, counters)
         db = DB()
-        claims = Claims(app.backend, db, registry, counters, worker_id="w", queues=None,
-                        lease=None, batch=4, on_loop=False, stopping=lambda: False)
-        completer = Completer(app.backend, db, registry, counters, claims)
-        executor = Executor(app, app.backend, db, registry, counters, completer,
+        outcomes = Outcomes()
+        executor = Executor(app, app.backend, db, registry, counters, outcomes,
                             worker_id="w", lease=None, default_lease=30.0, concurrency=4,
-                            make_context=lambda f: None)
+                            make_context=lambda f, abandon: None)
         await executor.start([second])  # the newer answer first
         await executor.start([first])  # then the stale one
         held = registry.held()

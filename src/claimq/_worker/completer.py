@@ -40,6 +40,18 @@ class Outcome:
     error: BaseException | None = None  # the failure's exception (for the app's hooks)
 
 
+class Outcomes:
+    """Outcomes handed in (by the executor) and not yet taken by a write (of the completer)."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Outcome] = []
+        self.ready = asyncio.Event()
+
+    def submit(self, outcome: Outcome) -> None:
+        self.waiting.append(outcome)
+        self.ready.set()
+
+
 class Completer(Service):
     """Takes every outcome waiting (up to MAX_BATCH) and writes them together, with up to
     `writers` writes in flight (while one batch is in the database, the next is run and sent);
@@ -48,16 +60,18 @@ class Completer(Service):
     name = "completer"
 
     def __init__(self, backend: Backend, db: DB, registry: Registry, counters: Counters,
-                 claims: Claims, writers: int = WRITERS) -> None:
+                 claims: Claims, outcomes: Outcomes,
+                 start_jobs: Callable[[list[Job]], Awaitable[None]] | None = None,
+                 writers: int = WRITERS) -> None:
         self.backend = backend
         self.writers = writers
         self.db = db
         self.registry = registry
         self.counters = counters
         self.claims = claims
-        self.start_jobs: Callable[[list[Job]], Awaitable[None]] | None = None
-        self._outcomes: list[Outcome] = []
-        self._ready = asyncio.Event()
+        self.start_jobs = start_jobs  # starts the jobs a write claimed (the executor's start)
+        self._outcomes = outcomes.waiting
+        self._ready = outcomes.ready
         self._closed = False
         self._writes = 0  # batches on their way (each claims for the slots free then)
         self._writing: set[asyncio.Task[None]] = set()
@@ -71,10 +85,6 @@ class Completer(Service):
     def waiting(self) -> bool:
         """Outcomes not yet taken by a write."""
         return bool(self._outcomes)
-
-    def submit(self, outcome: Outcome) -> None:
-        self._outcomes.append(outcome)
-        self._ready.set()
 
     def close(self) -> None:
         """Write what is waiting, then end."""

@@ -31,7 +31,7 @@ from claimq._outcome import (
     describe,
     failure_for,
 )
-from claimq._worker.completer import Completer, Outcome
+from claimq._worker.completer import Outcome, Outcomes
 from claimq._worker.dbcall import DB
 from claimq._worker.inflight import Counters, InFlight, Registry
 from claimq._worker.isolation import (
@@ -90,20 +90,21 @@ class Executor:
         db: DB,
         registry: Registry,
         counters: Counters,
-        completer: Completer,
+        outcomes: Outcomes,
         *,
         worker_id: str,
         lease: float | None,
         default_lease: float,
         concurrency: int,
-        make_context: Callable[[InFlight], Any],
+        make_context: Callable[[InFlight, Callable[..., None]], Any],
+        skip_unknown: Callable[[set[str], dict[str, Any]], None] | None = None,
     ) -> None:
         self.app = app
         self.backend = backend
         self.db = db
         self.registry = registry
         self.counters = counters
-        self.completer = completer
+        self.outcomes = outcomes  # where finished attempts' outcomes go (to the completer)
         self.worker_id = worker_id
         self.lease = lease
         self.default_lease = default_lease
@@ -113,12 +114,12 @@ class Executor:
         # Claimed ahead (Registry.ahead), started in claim order as slots free up.
         self._waiting: collections.deque[
             tuple[InFlight, InFlight | None, dict[int, str] | None]] = collections.deque()
-        self.make_context = make_context
+        self.make_context = make_context  # (claim, abandon) -> the handler's ctx
         self.stopping = False
         self.giving_up = False  # past the grace period: stop waiting for stuck threads
         self.unknown_tasks: set[str] = set()  # names met and handed back (warned about once)
         # Claims.skip: the claims pass over the names handed back (None: they do not)
-        self.skip_unknown: Callable[[set[str], dict[str, Any]], None] | None = None
+        self.skip_unknown = skip_unknown
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -312,7 +313,7 @@ class Executor:
                             flight.job.id)
             self.registry.forget(flight)
         else:
-            self.completer.submit(outcome)
+            self.outcomes.submit(outcome)
         if span is not None:
             _tracing.set_outcome(span, *_outcome(flight, outcome))
 
@@ -336,7 +337,7 @@ class Executor:
                 result = await self._hooked(hooks, flight, task, timeout)
             elif task.is_async:
                 # Awaited here, in this frame (not a helper coroutine: one per job is enough)
-                args = (self.make_context(flight),) if task.wants_context else ()
+                args = (self.make_context(flight, self.abandon),) if task.wants_context else ()
                 handle = None if timeout is None else asyncio.get_running_loop().call_later(
                     timeout, self._time_out, flight)
                 try:
@@ -386,7 +387,7 @@ class Executor:
     async def _hooked(self, hooks: Hooks, flight: InFlight, task: Task[Any, Any],
                       timeout: float | None) -> Any:
         """The handler's call, with the app's started hooks and through its middleware."""
-        ctx = self.make_context(flight)
+        ctx = self.make_context(flight, self.abandon)
         if not task.is_async:
             return await hooks.call(ctx, lambda: self._run_sync(flight, task, timeout))
 
@@ -409,7 +410,7 @@ class Executor:
         written. A cancel arriving now (the handler has returned) leaves the outcome as it is."""
         if flight.lost or (outcome is None and not flight.completed_by_handler):
             return
-        ctx = self.make_context(flight)
+        ctx = self.make_context(flight, self.abandon)
         try:
             if outcome is None or outcome.completion is not None:
                 done = None if outcome is None else outcome.completion
@@ -440,7 +441,7 @@ class Executor:
                                      payload, timeout, stop)
             timeout = None  # enforced by killing the child
         else:
-            args = (self.make_context(flight),) if task.wants_context else ()
+            args = (self.make_context(flight, self.abandon),) if task.wants_context else ()
             call = functools.partial(contextvars.copy_context().run, _calling, task.fn, *args,
                                      **payload)
         future = loop.run_in_executor(self.threads, call)
