@@ -67,3 +67,23 @@ class Job:
         """The stable key handlers pass downstream: the caller's key, or one derived from the id."""
         return self.idempotency_key or f"claimq-job-{self.id}"
 
+
+
+def ends_job(permanent: bool, attempt: int, max_attempts: int) -> bool:
+    """The dead-or-retry rule of a failed attempt: the job goes to dead letters when the failure
+    is permanent or `attempt` was the last of its `max_attempts`; else it is retried. (PostgreSQL's
+    fail.sql writes the same rule in SQL, set-based.)"""
+    return permanent or attempt >= max_attempts
+
+
+def expired_lease_reason(
+    status: str, attempts: int, max_attempts: int, cancel_requested: bool
+) -> DeadReason | None:
+    """The reaper's rule for a job whose lease expired: to dead letters, for this reason, when a
+    cancel was requested or the attempt it started was its last (a fetched job never started, so
+    it has used none); None: back to pending. (PostgreSQL's reap.sql writes it in SQL.)"""
+    if cancel_requested:
+        return DeadReason.CANCELLED
+    if status == Status.PROCESSING and ends_job(False, attempts, max_attempts):
+        return DeadReason.LEASE_EXPIRED
+    return None

@@ -43,7 +43,7 @@ from claimq._worker.isolation import (
 from claimq._worker.threads import Threads
 from claimq.backends.base import Backend, Completion, Owned
 from claimq.errors import InvalidInput, LeaseLost, Permanent
-from claimq.job import CorruptRow, Job
+from claimq.job import CorruptRow, Job, ends_job
 from claimq.logs import current_job, event
 
 if TYPE_CHECKING:
@@ -419,8 +419,8 @@ class Executor:
                 return
             failure = outcome.failure
             await hooks.emit("job.failed", ctx, error=outcome.error)
-            if failure is not None and (failure.permanent or
-                                        flight.attempt >= flight.job.max_attempts):
+            if failure is not None and ends_job(failure.permanent, flight.attempt,
+                                                flight.job.max_attempts):
                 await hooks.emit("job.dead", ctx, error=outcome.error)
         except asyncio.CancelledError:
             current = asyncio.current_task()
@@ -500,7 +500,7 @@ def _outcome(flight: InFlight, outcome: Outcome | None) -> tuple[str, str | None
     failure = outcome.failure
     if failure is None:
         return "succeeded", None
-    dead = failure.permanent or flight.attempt >= flight.job.max_attempts
+    dead = ends_job(failure.permanent, flight.attempt, flight.job.max_attempts)
     return ("dead" if dead else "retried"), str(failure.error.get("message") or failure.reason)
 
 
