@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from claimq._json import loads
 from claimq.backends.base import UNSET, BreakerInfo, LatencyRow, PriorityAging, RateLimit
-from claimq.job import CorruptRow
+from claimq.job import CorruptRow, Job, Status
 
 # orjson reads integers exactly from -2**63 to 2**64 - 1 and turns longer ones into floats
 # without a word: a run of 19 digits is where a document needs the exact (slower) check. Such
@@ -48,6 +49,16 @@ def loads_exact(data: str | bytes) -> Any:
     if digits.search(data) is not None and not _exact_integers(data):  # type: ignore[arg-type]
         return Undecodable(data, "an integer beyond 64 bits")
     return value
+
+
+def json_text(text: Any) -> Any:
+    """A JSON text column (SQLite's, MariaDB's): None stays None, anything else is decoded (or
+    Undecodable)."""
+    if text is None:
+        return None
+    if not isinstance(text, str | bytes):  # a number or a blob another client stored
+        return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
+    return loads_exact(text)
 
 
 def _exact_integers(data: str | bytes) -> bool:
@@ -96,6 +107,67 @@ def json_columns(
     if corrupt:
         payload = CorruptRow(f"job row is corrupt: {'; '.join(corrupt)}")
     return payload, tuple(tags or ()), tuple(history or ()), retry, result
+
+
+_TIMES = ("lease_until", "heartbeat_at", "run_at", "created_at", "started_at", "updated_at",
+          "finished_at")
+_BAD_TIME = (TypeError, ValueError, OverflowError, OSError)
+
+
+def job_from_row(
+    row: Mapping[str, Any],
+    decode: Callable[[Any], Any] | None = None,
+    when: Callable[[Any], datetime | None] | None = None,
+    **claimed: Any,
+) -> Job:
+    """The one way a row becomes a Job, on every backend: the live, archive and dead tables'
+    rows and the claim's. Columns a table does not have read as their empty value. `decode`
+    turns a JSON column's stored value into Python (None: the driver decoded it), `when` a time
+    column's into an aware datetime (None: it is one); a column that cannot be read makes the
+    payload a CorruptRow that says so (the worker dead-letters such a job). `claimed`: fields
+    the caller knows without the row (a claim's own status, worker, token and times)."""
+    get = row.get
+    if decode is None:
+        payload, tags, errors, retry, result = json_columns(
+            row["payload"], row["tags"], get("errors"), get("retry"), get("result"))
+    else:
+        payload, tags, errors, retry, result = json_columns(
+            decode(row["payload"]), decode(row["tags"]), decode(get("errors")),
+            decode(get("retry")), decode(get("result")))
+    fields: dict[str, Any] = {}
+    corrupt: list[str] = []
+    for name in _TIMES:
+        if name in claimed:
+            continue
+        value = get(name)
+        if value is not None and when is not None:
+            try:
+                value = when(value)
+            except _BAD_TIME:
+                corrupt.append(f"{name} holds {str(value)[:50]!r}, not a time")
+                value = None
+        fields[name] = value
+    if corrupt:
+        note = "; ".join(corrupt)
+        payload = CorruptRow(f"{payload}; {note}" if isinstance(payload, CorruptRow)
+                             else f"job row is corrupt: {note}")
+    token = get("claim_token")
+    fields.update(
+        id=row["id"], queue=row["queue"], task=row["task"], payload=payload,
+        status=Status(get("status") or "pending"), priority=row["priority"],
+        attempts=row["attempts"], max_attempts=row["max_attempts"], tags=tags,
+        idempotency_key=row["idempotency_key"], worker_id=get("worker_id"),
+        claim_token=None if token is None else str(token),
+        cancel_requested=bool(get("cancel_requested")), timeout=get("timeout_seconds"),
+        retry=retry, errors=errors, result=result, reason=get("reason"))
+    fields.update(claimed)
+    return Job(**fields)
+
+
+def lease_expired_error(row: Mapping[str, Any], at: datetime) -> dict[str, Any]:
+    """The entry the reaper appends to the history of a job whose lease expired at `at`."""
+    return {"attempt": row["attempts"], "at": at.isoformat(), "worker": row["worker_id"],
+            "error": "LeaseExpired", "message": f"lease expired while {row['status']}"}
 
 
 def _shown(value: Any) -> str:

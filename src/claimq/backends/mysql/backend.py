@@ -22,15 +22,19 @@ from claimq._validate import NO_FLOW, NewJob
 from claimq.backends import _rows
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._flow import (
+    KeyBuckets,
     Probe,
+    aged_priority,
+    aging_scan,
     breaker_gates,
-    bucket_room,
+    claim_order,
+    level_scan,
     queue_room,
     through_gates,
     within_keys,
 )
 from claimq.backends._plain import PlainOptionalParts
-from claimq.backends._rows import Undecodable, json_columns, latency_rows, loads_exact
+from claimq.backends._rows import job_from_row, json_text, latency_rows, lease_expired_error
 from claimq.backends._sqlfiles import load_migrations, load_queries, strip_comments
 from claimq.backends._url import redact
 from claimq.backends.base import (
@@ -89,7 +93,7 @@ from claimq.errors import (
     KeyHeld,
     SchemaMissing,
 )
-from claimq.job import DeadReason, Job, Status
+from claimq.job import DeadReason, Job, Status, ends_job, expired_lease_reason
 
 _Q = load_queries("claimq.backends.mysql")
 _MIGRATIONS = load_migrations("claimq.backends.mysql")
@@ -121,15 +125,6 @@ def _naive(value: datetime) -> datetime:
 
 def _micros(seconds: float) -> int:
     return round(seconds * 1e6)
-
-
-def _json(text: Any) -> Any:
-    """A JSON text column: None stays None, anything else is decoded (or Undecodable)."""
-    if text is None:
-        return None
-    if not isinstance(text, str | bytes):
-        return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
-    return loads_exact(text)
 
 
 def _appended(history: Any, error: dict[str, Any]) -> str:
@@ -165,41 +160,10 @@ def _dicts(cur: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _row_to_job(row: dict[str, Any]) -> Job:
-    """The one way a row becomes a Job: the live, archive and dead tables' rows. Columns a table
-    does not have read as their empty value; a JSON column that cannot be read exactly makes
-    the payload a CorruptRow (the worker dead-letters such a job)."""
-    get = row.get
-    payload, tags, errors, retry, result = json_columns(
-        _json(row["payload"]), _json(row["tags"]), _json(get("errors")), _json(get("retry")),
-        _json(get("result")))
-    return Job(
-        id=row["id"],
-        queue=row["queue"],
-        task=row["task"],
-        payload=payload,
-        status=Status(get("status") or "pending"),
-        priority=row["priority"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tags=tags,
-        idempotency_key=row["idempotency_key"],
-        worker_id=get("worker_id"),
-        claim_token=get("claim_token"),
-        lease_until=_aware(get("lease_until")),
-        heartbeat_at=_aware(get("heartbeat_at")),
-        run_at=_aware(get("run_at")),
-        created_at=_aware(get("created_at")),
-        started_at=_aware(get("started_at")),
-        updated_at=_aware(get("updated_at")),
-        finished_at=_aware(get("finished_at")),
-        cancel_requested=bool(get("cancel_requested")),
-        timeout=get("timeout_seconds"),
-        retry=retry,
-        errors=errors,
-        result=result,
-        reason=get("reason"),
-    )
+def _row_to_job(row: dict[str, Any], **claimed: Any) -> Job:
+    """A live, archive, dead or claimed row as a Job (job_from_row: times are naive UTC, JSON
+    columns text)."""
+    return job_from_row(row, json_text, _aware, **claimed)
 
 
 def _schedule_row(r: dict[str, Any]) -> ScheduleRow:
@@ -250,58 +214,20 @@ def _keyed(job: NewJob) -> bool:
                                  or flow.sequence_key is not None or flow.rate_key is not None)
 
 
-class _KeyBuckets:
-    """A flow queue's per-rate-key buckets during one claim: each key's tokens, read when the
-    claim first meets the key (no row: a full bucket; throttled: none)."""
+def _key_buckets(cur: Any, queue: str, now: datetime, state: dict[str, Any]) -> KeyBuckets:
+    """A flow queue's rate keys' buckets for one claim (KeyBuckets), on this cursor."""
 
-    def __init__(self, cur: Any, queue: str, now: datetime, state: dict[str, Any]) -> None:
-        self.cur, self.queue, self.now = cur, queue, now
-        self.count: int | None = state["key_rate_count"]
-        self.period: float = state["key_rate_period"] or 0.0
-        self.burst: int | None = state["key_rate_burst"]
-        self.left: dict[str, float] = {}
-        self.tat: dict[str, datetime] = {}
-        self.offered: dict[str, list[int]] = {}
+    def read(key: str) -> Any:
+        cur.execute(_Q.rate_key_state, {"queue": queue, "key": key})
+        return cur.fetchone()
 
-    def full_us(self) -> int | None:
-        """How far ahead of now a key's arrival time leaves its bucket empty (None: no limit)."""
-        if self.count is None:
-            return None
-        return math.ceil(((self.burst or self.count) - 1 + 1e-6) * self.period / self.count * 1e6)
+    def consume(key: str, tat: datetime, n: int) -> None:
+        cur.execute(_Q.rate_key_consume, {
+            "queue": queue, "key": key, "tat": tat, "n": n,
+            "interval_us": _micros(buckets.interval), "now": now})
 
-    def take(self, row: dict[str, Any]) -> bool:
-        """Whether the row's rate key (if any) has a token left for it (and takes it)."""
-        key = row["rate_key"]
-        if key is None:
-            return True
-        if key not in self.left:
-            self.cur.execute(_Q.rate_key_state, {"queue": self.queue, "key": key})
-            found = self.cur.fetchone()
-            tat = self.now if found is None or found[0] is None else max(found[0], self.now)
-            self.tat[key] = tat
-            if found is not None and found[1] is not None and found[1] > self.now:
-                self.left[key] = 0
-            elif self.count is None:
-                self.left[key] = math.inf
-            else:
-                self.left[key] = bucket_room(self.count, self.period, self.burst,
-                                             (tat - self.now).total_seconds())
-        if self.left[key] <= 0:
-            return False
-        self.left[key] -= 1
-        self.offered.setdefault(key, []).append(row["id"])
-        return True
-
-    def spend(self, chosen: set[int]) -> None:
-        if self.count is None:
-            return
-        interval_us = _micros(self.period / self.count)
-        for key, offered in sorted(self.offered.items()):
-            n = len(chosen.intersection(offered))
-            if n:
-                self.cur.execute(_Q.rate_key_consume, {
-                    "queue": self.queue, "key": key, "tat": self.tat[key], "n": n,
-                    "interval_us": interval_us, "now": self.now})
+    buckets = KeyBuckets(state, now, read, consume, timedelta.total_seconds)
+    return buckets
 
 
 class MySQLBackend(PlainOptionalParts):
@@ -790,7 +716,7 @@ class MySQLBackend(PlainOptionalParts):
         rows: list[dict[str, Any]] = []
         rated: dict[str, datetime] = {}  # a rate-limited queue's GCRA arrival time
         probes: list[Probe] = []  # circuit breakers' probes offered
-        buckets: list[_KeyBuckets] = []  # flow queues' rate keys met
+        buckets: list[KeyBuckets] = []  # flow queues' rate keys met
         # tasks the claimer cannot run: a one-value dummy when none (IN () is no SQL)
         skip = {"skipping": bool(req.skip_tasks), "skip": tuple(req.skip_tasks) or ("",)}
         for name, free, flow in open_queues:
@@ -804,7 +730,7 @@ class MySQLBackend(PlainOptionalParts):
             rows += _dicts(cur)
         if not rows:
             return []
-        rows.sort(key=lambda r: (-r.get("rank", r["priority"]), r["run_at"], r["id"]))
+        rows.sort(key=lambda r: claim_order(r.get("rank", r["priority"]), r["run_at"], r["id"]))
         rows = rows[: req.limit]  # the other rows' locks go at commit
         pause("claim.candidates")
         for queue, tat in rated.items():
@@ -828,23 +754,17 @@ class MySQLBackend(PlainOptionalParts):
         started = _aware(at) if req.start else None
         updated = _aware(at)
         assert updated is not None
-        jobs = []
-        for r in rows:
-            payload, tags, errors, retry, _ = json_columns(
-                _json(r["payload"]), _json(r["tags"]), _json(r["errors"]), _json(r["retry"]),
-                None)
-            jobs.append(Job(
-                r["id"], r["queue"], r["task"], payload, status, r["priority"],
-                r["attempts"] + (1 if req.start else 0), r["max_attempts"], tags,
-                r["idempotency_key"], req.worker_id, f"{batch}.{r['id']}",
-                updated + timedelta(microseconds=_micros(leases[r["queue"]])), started,
-                _aware(r["run_at"]), _aware(r["created_at"]), started, updated, None, False,
-                r["timeout_seconds"], retry, errors, None, None))
-        return jobs
+        # the claim's own fields, as claim_update.sql wrote them
+        return [_row_to_job(
+            r, status=status, attempts=r["attempts"] + (1 if req.start else 0),
+            worker_id=req.worker_id, claim_token=f"{batch}.{r['id']}",
+            lease_until=updated + timedelta(microseconds=_micros(leases[r["queue"]])),
+            heartbeat_at=started, started_at=started, updated_at=updated, finished_at=None,
+            cancel_requested=False, result=None, reason=None) for r in rows]
 
     def _flow_candidates(
         self, cur: Any, params: dict[str, Any], rated: dict[str, datetime], probes: list[Probe],
-        buckets: list[_KeyBuckets],
+        buckets: list[KeyBuckets],
     ) -> list[dict[str, Any]]:
         """A flow-controlled queue's claimable jobs (its row is locked: its claimers take turns,
         so the counts are exact), at most params["limit"]: none while it is throttled, no more
@@ -869,10 +789,12 @@ class MySQLBackend(PlainOptionalParts):
         running: dict[str, int] = {key: int(n) for key, n in cur.fetchall()}
         step, cap = state["aging_step"], state["aging_cap"]
         gates = self._gates(cur, params) if state["breakers"] else {}
-        keys = _KeyBuckets(cur, params["queue"], now, state)
+        keys = _key_buckets(cur, params["queue"], now, state)
         buckets.append(keys)
-        scan = {**params, "level": None, "scan": limit * 4 + 16, "task": None,
-                "gated": _dumps(sorted(gates)) if gates else None, "key_full_us": keys.full_us()}
+        full = keys.full_ahead()
+        scan = {**params, "level": None, "scan": aging_scan(limit), "task": None,
+                "gated": _dumps(sorted(gates)) if gates else None,
+                "key_full_us": None if full is None else math.ceil(full * 1e6)}
         cur.execute(_Q.claim_flow_candidates, scan)
         picked = {r["id"]: r for r in _dicts(cur)}
         for task in sorted(t for t, gate in gates.items() if gate.probe_id is None):
@@ -890,15 +812,15 @@ class MySQLBackend(PlainOptionalParts):
             cur.execute(_Q.claim_flow_levels, {**params, "low": top - cap, "top": top})
             for (level,) in cur.fetchall():
                 cur.execute(_Q.claim_flow_candidates,
-                            {**scan, "level": level, "scan": limit * 2 + 4})
+                            {**scan, "level": level, "scan": level_scan(limit)})
                 picked.update((r["id"], r) for r in _dicts(cur))
         for r in picked.values():
-            aged = 0 if step is None else min(cap, math.floor(
-                (now - r["run_at"]).total_seconds() / step))
-            r["rank"] = r["priority"] + aged
-        ranked = sorted(picked.values(), key=lambda r: (-r["rank"], r["run_at"], r["id"]))
-        return within_keys(((r, r) for r in through_gates(ranked, gates, probes)), running, limit,
-                           keys.take)
+            r["rank"] = aged_priority(r["priority"], (now - r["run_at"]).total_seconds(), step,
+                                      cap)
+        ranked = sorted(picked.values(), key=lambda r: claim_order(r["rank"], r["run_at"],
+                                                                   r["id"]))
+        return within_keys(through_gates(((r, r) for r in ranked), gates, probes), running,
+                           limit, keys.take)
 
     def _gates(self, cur: Any, params: dict[str, Any]) -> dict[str, Probe]:
         """The queue's circuit breakers that hold its tasks back, by task (breaker_gates)."""
@@ -1072,7 +994,7 @@ class MySQLBackend(PlainOptionalParts):
                     result.lost.add(f.id)
                 continue
             history = _appended(row["errors"], f.error)
-            if f.permanent or row["attempts"] >= row["max_attempts"]:
+            if ends_job(f.permanent, row["attempts"], row["max_attempts"]):
                 buried.append([f.id, f.reason, history])
                 result.dead.add(f.id)
             else:
@@ -1148,16 +1070,11 @@ class MySQLBackend(PlainOptionalParts):
                 pause("reap.selected")
             for row in expired:
                 at = row["now"]
-                error = {"attempt": row["attempts"],
-                         "at": row["now"].replace(tzinfo=UTC).isoformat(),
-                         "worker": row["worker_id"], "error": "LeaseExpired",
-                         "message": f"lease expired while {row['status']}"}
-                history = _appended(row["errors"], error)
-                exhausted = (row["status"] == Status.PROCESSING
-                             and row["attempts"] >= row["max_attempts"])
-                if row["cancel_requested"] or exhausted:
-                    reason = (DeadReason.CANCELLED if row["cancel_requested"]
-                              else DeadReason.LEASE_EXPIRED)
+                history = _appended(row["errors"],
+                                    lease_expired_error(row, at.replace(tzinfo=UTC)))
+                reason = expired_lease_reason(row["status"], row["attempts"], row["max_attempts"],
+                                              row["cancel_requested"])
+                if reason is not None:
                     buried.append([row["id"], reason.value, history])
                     result.dead.append(row["id"])
                 else:

@@ -23,7 +23,7 @@ from claimq.backends._rows import (
     breaker_params,
     flow_params,
     flow_settings,
-    json_columns,
+    job_from_row,
     loads_exact,
 )
 from claimq.backends._sqlfiles import load_migrations, load_queries
@@ -177,15 +177,12 @@ def _settle_result(
     status = Status.PROCESSING if claim.start else Status.FETCHED
     worker_id, start = claim.worker_id, claim.start
     jobs = []
-    # By position (_SETTLE_COLUMNS), not through a dict per row: the worker's hot path.
-    for (_, id_, queue, task, payload, tags, key, priority, attempts, max_attempts, token,
-         lease_until, updated_at, run_at, created_at, errors, timeout, retry, _) in rows:
-        payload, tags_, errors_, retry, _result = json_columns(payload, tags, errors, retry, None)
-        started = updated_at if start else None
-        jobs.append(Job(
-            id_, queue, task, payload, status, priority, attempts, max_attempts, tags_, key,
-            worker_id, None if token is None else str(token), lease_until, started, run_at,
-            created_at, started, updated_at, None, False, timeout, retry, errors_, None, None))
+    for values in rows:
+        row = dict(zip(_SETTLE_COLUMNS, values, strict=True))
+        started = row["updated_at"] if start else None
+        jobs.append(_row_to_job(row, status=status, worker_id=worker_id, heartbeat_at=started,
+                                started_at=started, finished_at=None, cancel_requested=False,
+                                result=None, reason=None))
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
@@ -202,41 +199,11 @@ def _settled(
     return Settled(completed, failed, jobs)
 
 
-def _row_to_job(row: dict[str, Any]) -> Job:
-    """The one way a row becomes a Job: the live, archive and dead tables' rows and the claim's.
-    Columns a table does not have read as their empty value. JSON that could not be decoded
-    exactly (the connection's loader gives an Undecodable) makes the payload a CorruptRow."""
-    get = row.get
-    payload, tags, errors, retry, result = json_columns(
-        row["payload"], row["tags"], get("errors"), get("retry"), get("result"))
-    token = get("claim_token")
-    return Job(
-        id=row["id"],
-        queue=row["queue"],
-        task=row["task"],
-        payload=payload,
-        status=Status(row["status"]),
-        priority=row["priority"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tags=tags,
-        idempotency_key=row["idempotency_key"],
-        worker_id=get("worker_id"),
-        claim_token=None if token is None else str(token),
-        lease_until=get("lease_until"),
-        heartbeat_at=get("heartbeat_at"),
-        run_at=get("run_at"),
-        created_at=get("created_at"),
-        started_at=get("started_at"),
-        updated_at=get("updated_at"),
-        finished_at=get("finished_at"),
-        cancel_requested=bool(get("cancel_requested")),
-        timeout=get("timeout_seconds"),
-        retry=retry,
-        errors=errors,
-        result=result,
-        reason=get("reason"),
-    )
+def _row_to_job(row: dict[str, Any], **claimed: Any) -> Job:
+    """A live, archive, dead or claimed row as a Job (job_from_row: the driver decodes JSON,
+    the connection's loader giving an Undecodable for what it cannot read exactly, and times
+    are aware already)."""
+    return job_from_row(row, **claimed)
 
 
 def _three(values: Sequence[float] | None) -> tuple[float, float, float] | None:

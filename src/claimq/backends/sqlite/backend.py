@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import math
 import os
 import secrets
 import sqlite3
@@ -13,24 +12,35 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
 from claimq.backends._batches import PURGE_BATCH, all_batches
-from claimq.backends._flow import queue_room
+from claimq.backends._flow import (
+    KeyBuckets,
+    Probe,
+    aged_priority,
+    aging_scan,
+    breaker_gates,
+    claim_order,
+    level_scan,
+    queue_room,
+    through_gates,
+    within_keys,
+)
 from claimq.backends._plain import PlainOptionalParts
 from claimq.backends._rows import (
     HOLDING_JSON,
-    Undecodable,
     breaker_info,
     breaker_params,
     flow_params,
     flow_settings,
-    json_columns,
+    job_from_row,
+    json_text,
     latency_rows,
-    loads_exact,
+    lease_expired_error,
 )
 from claimq.backends._sqlfiles import load_migrations, load_queries
 from claimq.backends.base import (
@@ -82,7 +92,7 @@ from claimq.errors import (
     MigrationError,
     SchemaMissing,
 )
-from claimq.job import CorruptRow, DeadReason, Job, Status
+from claimq.job import Job, Status, ends_job, expired_lease_reason
 
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
@@ -99,18 +109,6 @@ def _ts(value: Any, name: str, corrupt: list[str]) -> datetime | None:
     except (TypeError, ValueError, OverflowError, OSError):
         corrupt.append(f"{name} holds {str(value)[:50]!r}, not a time")
         return None
-
-
-def _lease_error(row: sqlite3.Row, now: float) -> str:
-    return json.dumps(
-        {
-            "attempt": row["attempts"],
-            "at": datetime.fromtimestamp(now, UTC).isoformat(),
-            "worker": row["worker_id"],
-            "error": "LeaseExpired",
-            "message": f"lease expired while {row['status']}",
-        }
-    )
 
 
 def _pairs(owned: Sequence[Owned]) -> str:
@@ -130,66 +128,19 @@ def _valid_errors(text: Any) -> str:
                         "message": f"errors column held {str(text)[:200]!r}, not a JSON array"}])
 
 
-def _json(text: Any) -> Any:
-    """A JSON text column: None stays None, anything else is decoded (or Undecodable)."""
-    if text is None:
-        return None
-    if not isinstance(text, str | bytes):  # a number or a blob another client stored
-        return Undecodable(str(text), f"a {type(text).__name__}, not JSON text")
-    return loads_exact(text)
+def _key_buckets(conn: sqlite3.Connection, params: dict[str, Any], state: Any) -> KeyBuckets:
+    """A flow queue's rate keys' buckets for one claim (KeyBuckets), on this connection."""
+    queue, now = params["queue"], params["now"]
 
+    def read(key: str) -> Any:
+        return conn.execute(_Q.rate_key_state, {"queue": queue, "key": key}).fetchone()
 
-class _Probe(NamedTuple):
-    """A circuit breaker's gate in a claim (breaker_probe.sql's parameters)."""
+    def consume(key: str, tat: float, n: int) -> None:
+        conn.execute(_Q.rate_key_consume, {"queue": queue, "key": key, "tat": tat, "n": n,
+                                           "interval": buckets.interval, "now": now})
 
-    queue: str
-    task: str
-    state: str  # as the claim read it
-    probe_id: int | None  # the job offered as its probe; 0: shut; None: none offered yet
-
-
-class _KeyBuckets:
-    """A flow queue's per-rate-key buckets during one claim: each key's tokens, read when
-    the claim first meets the key (no row: a full bucket; throttled: none)."""
-
-    def __init__(self, conn: sqlite3.Connection, params: dict[str, Any], state: Any) -> None:
-        self.conn, self.queue, self.now = conn, params["queue"], params["now"]
-        self.count: int | None = state["key_rate_count"]
-        self.interval = 0.0 if self.count is None else state["key_rate_period"] / self.count
-        self.burst: int = state["key_rate_burst"] or self.count or 0
-        self.left: dict[str, float] = {}
-        self.tat: dict[str, float] = {}
-        self.offered: dict[str, list[int]] = {}
-
-    def take(self, key: str, job_id: int) -> bool:
-        """Whether the key has a token left for this job (and takes it)."""
-        if key not in self.left:
-            row = self.conn.execute(_Q.rate_key_state, {"queue": self.queue, "key": key}
-                                    ).fetchone()
-            tat = max(row["tat"] or self.now, self.now) if row is not None else self.now
-            self.tat[key] = tat
-            if row is not None and (row["throttled_until"] or 0) > self.now:
-                self.left[key] = 0
-            elif self.count is None:
-                self.left[key] = math.inf
-            else:
-                self.left[key] = max(
-                    math.floor((self.now - tat) / self.interval + 1e-6) + self.burst, 0)
-        if self.left[key] <= 0:
-            return False
-        self.left[key] -= 1
-        self.offered.setdefault(key, []).append(job_id)
-        return True
-
-    def spend(self, chosen: set[int]) -> None:
-        if self.count is None:
-            return
-        for key, offered in self.offered.items():
-            n = len(chosen.intersection(offered))
-            if n:
-                self.conn.execute(_Q.rate_key_consume, {
-                    "queue": self.queue, "key": key, "tat": self.tat[key], "n": n,
-                    "interval": self.interval, "now": self.now})
+    buckets = KeyBuckets(state, now, read, consume)
+    return buckets
 
 
 class _FlowBook:
@@ -198,8 +149,8 @@ class _FlowBook:
 
     def __init__(self) -> None:
         self.rated: dict[str, tuple[float, set[int]]] = {}
-        self.probes: list[_Probe] = []
-        self.buckets: list[_KeyBuckets] = []
+        self.probes: list[Probe] = []
+        self.buckets: list[KeyBuckets] = []
 
     def spend(self, conn: sqlite3.Connection, chosen: set[int], now: float) -> None:
         for queue, (tat, offered) in self.rated.items():
@@ -224,48 +175,18 @@ def _autocommits(conn: sqlite3.Connection) -> bool:
 
 
 def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
-    return -row["priority"], row["run_at"], row["id"]
+    return claim_order(row["priority"], row["run_at"], row["id"])
+
+
+def _epoch(value: Any) -> datetime:
+    """A stored time: seconds since the epoch."""
+    return datetime.fromtimestamp(value, UTC)
 
 
 def _row_to_job(row: sqlite3.Row) -> Job:
-    """The one way a row becomes a Job: the live, archive and dead tables' rows and the claim's.
-    Columns a table does not have read as their empty value; a column that cannot be read
-    makes the payload a CorruptRow that says so (the worker dead-letters such a job)."""
-    keys = row.keys()
-
-    def get(name: str) -> Any:
-        return row[name] if name in keys else None
-
-    payload, tags, errors, retry, result = json_columns(
-        _json(row["payload"]), _json(row["tags"]), _json(get("errors")), _json(get("retry")),
-        _json(get("result")))
-    corrupt: list[str] = []
-    times = {name: _ts(get(name), name, corrupt) for name in _TIMES}
-    if corrupt:
-        note = "; ".join(corrupt)
-        payload = CorruptRow(f"{payload}; {note}" if isinstance(payload, CorruptRow)
-                             else f"job row is corrupt: {note}")
-    return Job(
-        id=row["id"],
-        queue=row["queue"],
-        task=row["task"],
-        payload=payload,
-        status=Status(get("status") or "pending"),
-        priority=row["priority"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        tags=tags,
-        idempotency_key=row["idempotency_key"],
-        worker_id=get("worker_id"),
-        claim_token=get("claim_token"),
-        cancel_requested=bool(get("cancel_requested")),
-        timeout=get("timeout_seconds"),
-        retry=retry,
-        errors=errors,
-        result=result,
-        reason=get("reason"),
-        **times,
-    )
+    """A live, archive, dead or claimed row as a Job (job_from_row: times are seconds since the
+    epoch, JSON columns text)."""
+    return job_from_row(dict(zip(row.keys(), row, strict=True)), json_text, _epoch)
 
 
 def _schedule_row(r: sqlite3.Row) -> ScheduleRow:
@@ -295,10 +216,6 @@ def _schedule_params(row: ScheduleRow, now: float) -> dict[str, Any]:
 
 
 _PRUNED_TABLES = {"archive": "claimq_archive", "dead": "claimq_dead"}
-
-
-_TIMES = ("lease_until", "heartbeat_at", "run_at", "created_at", "started_at", "updated_at",
-          "finished_at")
 
 
 class SQLiteBackend(PlainOptionalParts):
@@ -656,9 +573,8 @@ class SQLiteBackend(PlainOptionalParts):
             return []
         running: dict[str, int] = json.loads(state["running"] or "{}")
         gates = self._gates(conn, params) if state["breakers"] else {}
-        buckets = _KeyBuckets(conn, params, state)
+        buckets = _key_buckets(conn, params, state)
         book.buckets.append(buckets)
-        found: list[tuple[int, float, int]] = []
         rows = conn.execute(_Q.claim_flow_candidates, params)
         # each ordered sequence's head (none without keyed jobs), in the same order
         heads = conn.execute(_Q.claim_sequence_heads, params).fetchall() if state["keyed"] else []
@@ -668,49 +584,23 @@ class SQLiteBackend(PlainOptionalParts):
             ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"],
                                 heads)
         skip = set(json.loads(params["skip"])) if params["skip"] else ()
-        for rank, row in ranked:
-            if row["task"] in skip:
-                continue  # a task the claimer cannot run (ClaimRequest.skip_tasks)
-            gate = gates.get(row["task"])
-            if gate is not None:
-                if gate.probe_id is not None:
-                    continue  # shut, or its one probe already offered
-                gates[row["task"]] = gate._replace(probe_id=row["id"])
-                book.probes.append(gates[row["task"]])
-            key = row["concurrency_key"]
-            if key is not None and running.get(key, 0) >= row["concurrency_limit"]:
-                continue
-            if row["rate_key"] is not None and not buckets.take(row["rate_key"], row["id"]):
-                continue
-            if key is not None:
-                running[key] = running.get(key, 0) + 1
-            found.append((-rank, row["run_at"], row["id"]))
-            if len(found) >= limit:
-                break
+        # (row, its claim order), but a task the claimer cannot run (ClaimRequest.skip_tasks)
+        offered = ((row, claim_order(rank, row["run_at"], row["id"]))
+                   for rank, row in ranked if row["task"] not in skip)
+        found = within_keys(through_gates(offered, gates, book.probes), running, limit,
+                            buckets.take)
         if state["rate_count"] is not None:
             book.rated[params["queue"]] = (tat, {c[2] for c in found})
         return found
 
-    def _gates(self, conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, _Probe]:
-        """The queue's circuit breakers that hold its tasks back, by task: shut (probe_id 0:
-        open and cooling down, or half_open while its probe runs) or letting one probe through
-        (probe_id None). A half_open one whose probe finished without failing closes here."""
-        gates: dict[str, _Probe] = {}
+    def _gates(self, conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, Probe]:
+        """The queue's circuit breakers that hold its tasks back, by task (breaker_gates)."""
         now = params["now"]
-        for b in conn.execute(_Q.claim_breakers, params).fetchall():
-            probe = _Probe(params["queue"], b["task"], b["state"], None)
-            if b["state"] == "open":
-                shut = b["open_until"] > now
-            elif b["probe_status"] is None and b["probe_dead"]:  # buried: a failed probe
-                conn.execute(_Q.breaker_reopen, {**probe._asdict(), "now": now})
-                shut = True
-            elif b["probe_status"] is None:  # the probe is done, and a failure would reopen
-                conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now})
-                continue
-            else:
-                shut = b["probe_status"] != Status.PENDING
-            gates[b["task"]] = probe._replace(probe_id=0) if shut else probe
-        return gates
+        return breaker_gates(
+            conn.execute(_Q.claim_breakers, params).fetchall(), params["queue"], now,
+            lambda probe: conn.execute(_Q.breaker_probe, {**probe._asdict(), "now": now}),
+            Status.PENDING.value,
+            lambda probe: conn.execute(_Q.breaker_reopen, {**probe._asdict(), "now": now}))
 
     def _aged(
         self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
@@ -720,17 +610,17 @@ class SQLiteBackend(PlainOptionalParts):
         seconds due (at most `cap` more): the first of the plain order, and the oldest of each
         priority level below the top one that aging can lift to it."""
         now = params["now"]
-        head = rows.fetchmany(limit * 4 + 16)
+        head = rows.fetchmany(aging_scan(limit))
         picked = {r["id"]: r for r in head}
         picked.update((r["id"], r) for r in heads)
         if picked:
             top = max(r["priority"] for r in picked.values())
             for level in range(top - cap, top):
                 picked.update((r["id"], r) for r in conn.execute(
-                    _Q.claim_level_heads, {**params, "level": level, "limit": limit * 2 + 4}))
-        aged = [(r["priority"] + min(cap, math.floor((now - r["run_at"]) / step)), r)
+                    _Q.claim_level_heads, {**params, "level": level, "limit": level_scan(limit)}))
+        aged = [(aged_priority(r["priority"], now - r["run_at"], step, cap), r)
                 for r in picked.values()]
-        return sorted(aged, key=lambda a: (-a[0], a[1]["run_at"], a[1]["id"]))
+        return sorted(aged, key=lambda a: claim_order(a[0], a[1]["run_at"], a[1]["id"]))
 
     def settle(
         self,
@@ -818,21 +708,22 @@ class SQLiteBackend(PlainOptionalParts):
                 "error": json.dumps(item.error),
                 "delay": item.delay,
                 "reason": item.reason,
-                "permanent": int(item.permanent),
             }
-            # a throttle pauses the job's rate key, if it has one, else its queue
-            keyed = conn.execute(_Q.owned_rate_key, params).fetchone() if item.throttle else None
-            if conn.execute(_Q.fail_bury, params).rowcount == 1:
+            owned = conn.execute(_Q.fail_owned, params).fetchone()
+            if owned is None:
+                result.lost.add(item.id)
+                continue
+            if ends_job(item.permanent, owned["attempts"], owned["max_attempts"]):
+                conn.execute(_Q.fail_bury, params)  # (the writer lock: the row read is there)
                 pause("fail.buried")
                 conn.execute(_Q.delete_owned, params)
                 result.dead.add(item.id)
-            elif conn.execute(_Q.fail_retry, params).fetchone() is not None:
-                result.retried.add(item.id)
             else:
-                result.lost.add(item.id)
-                continue
-            if keyed is not None and keyed[1] is not None:
-                conn.execute(_Q.throttle_key, {"queue": keyed[0], "key": keyed[1],
+                conn.execute(_Q.fail_retry, params).fetchall()
+                result.retried.add(item.id)
+            # a throttle pauses the job's rate key, if it has one, else its queue
+            if item.throttle and owned["rate_key"] is not None:
+                conn.execute(_Q.throttle_key, {"queue": owned["queue"], "key": owned["rate_key"],
                                                "until": now + item.throttle})
             elif item.throttle > 0:
                 conn.execute(_Q.throttle_queue, {"id": item.id, "until": now + item.throttle})
@@ -871,12 +762,12 @@ class SQLiteBackend(PlainOptionalParts):
             expired = conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall()
             if expired:
                 pause("reap.selected")
+            at = datetime.fromtimestamp(now, UTC)
             for row in expired:
-                error = _lease_error(row, now)
-                exhausted = row["status"] == "processing" and row["attempts"] >= row["max_attempts"]
-                if row["cancel_requested"] or exhausted:
-                    cancelled = row["cancel_requested"]
-                    reason = DeadReason.CANCELLED if cancelled else DeadReason.LEASE_EXPIRED
+                error = json.dumps(lease_expired_error(row, at))
+                reason = expired_lease_reason(row["status"], row["attempts"], row["max_attempts"],
+                                              row["cancel_requested"])
+                if reason is not None:
                     params = {"id": row["id"], "now": now, "reason": reason, "error": error}
                     if conn.execute(_Q.reap_bury, params).rowcount == 1:
                         conn.execute(_Q.delete_job, params)

@@ -1,3 +1,4 @@
+-- A failed attempt the job retries (claimq.job.ends_job: not permanent, attempts left).
 UPDATE claimq_jobs
 SET status = 'pending',
     run_at = :now + :delay,
@@ -8,5 +9,4 @@ SET status = 'pending',
     updated_at = :now,
     errors = json_insert(claimq_errors(errors), '$[#]', json(:error))
 WHERE id = :id AND claim_token = :token AND status IN ('fetched', 'processing')
-  AND :permanent = 0 AND attempts < max_attempts
 RETURNING id
