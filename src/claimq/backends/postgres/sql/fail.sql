@@ -1,4 +1,5 @@
--- A failed attempt: to dead letters when permanent or out of attempts, else back to pending.
+-- A failed attempt: to dead letters when permanent or out of attempts, else back to pending
+-- (claimq.job.ends_job, the rule the other backends and the worker call, set-based here).
 WITH input AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[], %(errors)s::jsonb[],
                          %(delays)s::float8[], %(reasons)s::text[], %(permanent)s::bool[],

@@ -1,5 +1,6 @@
 -- Expired leases: back to pending while attempts remain (a fetched job never started, so it
--- has used none), else to dead letters. SKIP LOCKED lets every worker run this at once.
+-- has used none), else to dead letters (claimq.job.expired_lease_reason, set-based here).
+-- SKIP LOCKED lets every worker run this at once.
 WITH expired AS (
     SELECT j.id,
            (j.cancel_requested OR (j.status = 'processing' AND j.attempts >= j.max_attempts))
