@@ -134,33 +134,39 @@ def job_from_row(
         payload, tags, errors, retry, result = json_columns(
             decode(row["payload"]), decode(row["tags"]), decode(get("errors")),
             decode(get("retry")), decode(get("result")))
-    fields: dict[str, Any] = {}
-    corrupt: list[str] = []
-    for name in _TIMES:
-        if name in claimed:
-            continue
-        value = get(name)
-        if value is not None and when is not None:
+    token = get("claim_token")
+    status = claimed.get("status") or Status(get("status") or "pending")
+    fields: dict[str, Any] = {
+        "id": row["id"], "queue": row["queue"], "task": row["task"], "payload": payload,
+        "status": status, "priority": row["priority"], "attempts": row["attempts"],
+        "max_attempts": row["max_attempts"], "tags": tags,
+        "idempotency_key": row["idempotency_key"], "worker_id": get("worker_id"),
+        "claim_token": None if token is None else str(token),
+        "cancel_requested": bool(get("cancel_requested")), "timeout": get("timeout_seconds"),
+        "retry": retry, "errors": errors, "result": result, "reason": get("reason"),
+        "lease_until": get("lease_until"), "heartbeat_at": get("heartbeat_at"),
+        "run_at": get("run_at"), "created_at": get("created_at"),
+        "started_at": get("started_at"), "updated_at": get("updated_at"),
+        "finished_at": get("finished_at"),
+    }
+    if when is not None:  # else the driver's times are aware datetimes already
+        corrupt = []
+        for name in _TIMES:
+            value = fields[name]
+            if value is None or name in claimed:
+                continue
             try:
-                value = when(value)
+                fields[name] = when(value)
             except _BAD_TIME:
                 corrupt.append(f"{name} holds {str(value)[:50]!r}, not a time")
-                value = None
-        fields[name] = value
-    if corrupt:
-        note = "; ".join(corrupt)
-        payload = CorruptRow(f"{payload}; {note}" if isinstance(payload, CorruptRow)
-                             else f"job row is corrupt: {note}")
-    token = get("claim_token")
-    fields.update(
-        id=row["id"], queue=row["queue"], task=row["task"], payload=payload,
-        status=Status(get("status") or "pending"), priority=row["priority"],
-        attempts=row["attempts"], max_attempts=row["max_attempts"], tags=tags,
-        idempotency_key=row["idempotency_key"], worker_id=get("worker_id"),
-        claim_token=None if token is None else str(token),
-        cancel_requested=bool(get("cancel_requested")), timeout=get("timeout_seconds"),
-        retry=retry, errors=errors, result=result, reason=get("reason"))
-    fields.update(claimed)
+                fields[name] = None
+        if corrupt:
+            note = "; ".join(corrupt)
+            fields["payload"] = CorruptRow(
+                f"{payload}; {note}" if isinstance(payload, CorruptRow)
+                else f"job row is corrupt: {note}")
+    if claimed:
+        fields.update(claimed)
     return Job(**fields)
 
 

@@ -177,12 +177,12 @@ def _settle_result(
     status = Status.PROCESSING if claim.start else Status.FETCHED
     worker_id, start = claim.worker_id, claim.start
     jobs = []
+    claimed: dict[str, Any] = {"status": status, "worker_id": worker_id, "finished_at": None,
+                               "cancel_requested": False, "result": None, "reason": None}
     for values in rows:
         row = dict(zip(_SETTLE_COLUMNS, values, strict=True))
         started = row["updated_at"] if start else None
-        jobs.append(_row_to_job(row, status=status, worker_id=worker_id, heartbeat_at=started,
-                                started_at=started, finished_at=None, cancel_requested=False,
-                                result=None, reason=None))
+        jobs.append(job_from_row(row, heartbeat_at=started, started_at=started, **claimed))
     jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))
     return completed, jobs
 
