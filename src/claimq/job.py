@@ -9,6 +9,7 @@ from typing import Any
 
 
 class Status(StrEnum):
+    HELD = "held"  # lives in the held table: a workflow job waiting for its dependencies
     PENDING = "pending"
     FETCHED = "fetched"
     PROCESSING = "processing"
@@ -24,6 +25,7 @@ class DeadReason(StrEnum):
     TIMEOUT = "timeout"
     UNKNOWN_TASK = "unknown_task"
     TOO_OLD = "too_old"
+    DEPENDENCY_FAILED = "dependency_failed"  # a workflow dependency ended in dead letters
 
 
 class CorruptRow(str):
@@ -61,6 +63,7 @@ class Job:
     errors: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     result: Any = None
     reason: str | None = None  # dead letters only
+    workflow_id: int | None = None  # the workflow it belongs to (not filled by the claim)
 
     @property
     def effective_key(self) -> str:

@@ -396,8 +396,61 @@ class Capabilities:
     row_locks: bool = False  # rows lock one by one (heartbeat may report `busy`)
     roles: bool = False  # grant() gives database roles least-privilege rights (PostgreSQL)
     partitions: bool = False  # partition_archive() makes the archive time-partitioned
+    workflows: bool = False  # add_workflow() and the other workflow methods (docs/workflows.md)
     flow_control: bool = False  # uniqueness scopes, debounce, concurrency keys, rate limits,
     # priority aging and Throttled's queue pause (otherwise enqueue/configure_queue refuse them)
+
+
+EdgePolicy = Literal["cancel", "run", "wait"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewWorkflow:
+    """A validated workflow, ready for a backend to write (docs/workflows.md). `after[i]`:
+    job i's dependencies, as (index in `jobs`, edge policy or None for the workflow's);
+    `run_if[i]`: None, or "failed" (job i runs only if one of its dependencies ended dead)."""
+
+    name: str
+    key: str | None
+    on_failure: str
+    jobs: Sequence[NewJob]
+    after: Sequence[Sequence[tuple[int, str | None]]]
+    run_if: Sequence[str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowAdded:
+    id: int
+    job_ids: list[int]  # in the order of NewWorkflow.jobs (an existing one's: by id)
+    created: bool  # False: the key named an existing workflow, and nothing was written
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowInfo:
+    id: int
+    name: str
+    key: str | None
+    on_failure: str
+    created_at: datetime
+    counts: dict[str, int]  # job status -> how many (non-zero only)
+    finished_at: datetime | None  # the last job's end once none is live, else None
+
+
+class Edge(NamedTuple):
+    parent: int
+    child: int
+    on_failure: str
+    resolved: bool
+
+
+class Dependency(NamedTuple):
+    """One of a job's dependencies as the job sees it (ctx.dependencies())."""
+
+    id: int
+    task: str
+    status: str  # a claimq.job.Status value
+    result: Any  # the archived result, else None
+    reason: str | None  # the dead letter's reason, else None
 
 
 class Notice(NamedTuple):
@@ -752,6 +805,38 @@ class Backend(Protocol):
         ...
     def prune_audit(self, age: float, batch: int) -> int:
         """Deletes at most `batch` audit entries older than `age` seconds, oldest first."""
+        ...
+
+    # Workflows (docs/workflows.md; Capabilities.workflows)
+    def add_workflow(self, wf: NewWorkflow, retention: float, conn: Any = None) -> WorkflowAdded:
+        """One transaction (or the caller's `conn`): the workflow's row (or, for a key that
+        names one already, nothing written and that one returned), its jobs through enqueue's
+        own path, its edges, and every job with a dependency moved to `held` with `waiting`
+        set to its number of dependencies."""
+        ...
+    def spawn(self, owned: Owned, jobs: Sequence[NewJob], after: Sequence[Sequence[int]],
+              retention: float) -> list[int] | None:
+        """A running job adds `jobs` to its workflow (a job in none gets a one-job workflow
+        first). Only while `owned` holds it in processing (None: nothing written). Every job
+        that waits for the spawner also waits for each new job (its edge's policy)."""
+        ...
+    def get_workflow(self, workflow_id: int) -> WorkflowInfo | None: ...
+    def list_workflows(self, limit: int, before: int | None = None) -> list[WorkflowInfo]:
+        """Newest first: ids below `before`."""
+        ...
+    def workflow_graph(self, workflow_id: int) -> tuple[list[Job], list[Edge]]:
+        """Every job of the workflow wherever it is, by id, and its edges."""
+        ...
+    def dependencies(self, job_id: int) -> list[Dependency]:
+        """The job's dependencies in the order they were given."""
+        ...
+    def cancel_workflow(self, workflow_id: int) -> int:
+        """Held, pending and fetched jobs to dead letters ('cancelled'), processing ones
+        flagged; how many jobs it touched."""
+        ...
+    def retry_workflow(self, workflow_id: int) -> list[int]:
+        """Resurrects every dead job of the workflow that failed itself (not
+        'dependency_failed'); its cancelled dependents come back held with it."""
         ...
 
 def queue_settings(
