@@ -31,7 +31,7 @@ import pytest
 # Plain asserts with pytest's explanations (the modules are not test files pytest collects).
 pytest.register_assert_rewrite(*(f"claimq.testing.conformance.{name}" for name in (
     "_harness", "browse", "claim", "corrupt", "enqueue", "flow", "operator", "owner",
-    "progress", "reap", "schedules")))
+    "progress", "reap", "schedules", "workflows")))
 
 from claimq.testing.conformance._harness import (  # noqa: E402
     START,
@@ -85,6 +85,14 @@ from claimq.testing.conformance.schedules import (  # noqa: E402
     TestRetention,
     TestScheduleRows,
 )
+from claimq.testing.conformance.workflows import (  # noqa: E402
+    TestWorkflowFailure,
+    TestWorkflowFanOut,
+    TestWorkflowRelease,
+    TestWorkflowResults,
+    TestWorkflowResurrect,
+    TestWorkflowWrites,
+)
 
 __all__ = [
     "START",
@@ -125,5 +133,11 @@ __all__ = [
     "TestThrottle",
     "TestUniqueFor",
     "TestUniqueness",
+    "TestWorkflowFailure",
+    "TestWorkflowFanOut",
+    "TestWorkflowRelease",
+    "TestWorkflowResults",
+    "TestWorkflowResurrect",
+    "TestWorkflowWrites",
     "subject",
 ]
