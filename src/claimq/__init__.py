@@ -23,6 +23,7 @@ from claimq.job import DeadReason, Job, Status
 from claimq.retry import RetryPolicy
 from claimq.task import Task
 from claimq.worker import JobContext, Worker  # after App: worker.py builds on claimq.app
+from claimq.workflow import Call, Workflow, WorkflowHandle, call, chain, group
 
 __all__ = [
     "App",
@@ -48,4 +49,10 @@ __all__ = [
     "Task",
     "Throttled",
     "Worker",
+    "Workflow",
+    "WorkflowHandle",
+    "Call",
+    "call",
+    "chain",
+    "group",
 ]

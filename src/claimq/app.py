@@ -33,6 +33,7 @@ from claimq.backends.base import (
     RetentionPolicy,
     ThrottledKey,
     WorkerInfo,
+    WorkflowInfo,
 )
 from claimq.clock import Clock
 from claimq.errors import InvalidInput, JobNotFound, LeaseLost
@@ -43,6 +44,7 @@ from claimq.schedules import Missed, Schedules
 from claimq.schedules import default_name as default_schedule_name
 from claimq.stats import DEFAULT_WINDOW, Stats, build
 from claimq.task import Isolation, Task, default_name, takes_context
+from claimq.workflow import Workflow, WorkflowHandle
 
 DEFAULT_URL = "sqlite:///claimq.db"
 _WAITER_LOCK = threading.Lock()  # an App's one ResultWaiter, made once
@@ -454,6 +456,31 @@ class App:
         return await asyncio.to_thread(self.enqueue_many, jobs)
 
     # -- claim and the owner's transitions (single-job forms raise LeaseLost) ------------------
+
+    def enqueue_workflow(self, workflow: Workflow, *, conn: Any = None) -> WorkflowHandle:
+        """Writes the workflow's jobs and their dependencies in one transaction (with `conn`,
+        the caller's: it exists if and only if that commits). Jobs with no dependency are
+        pending at once; the rest are held until theirs finished. With a key that names a
+        workflow already written, that one's handle is returned (`created` False) and nothing
+        is written."""
+        wf = workflow.validated(self)
+        added = self.backend.add_workflow(wf, self.idempotency_retention, conn)
+        return WorkflowHandle(self, added.id, added.job_ids, added.created)
+
+    async def aenqueue_workflow(self, workflow: Workflow) -> WorkflowHandle:
+        """Async enqueue_workflow() (in a thread; no caller connection)."""
+        return await asyncio.to_thread(self.enqueue_workflow, workflow)
+
+    def workflow(self, workflow_id: int) -> WorkflowHandle:
+        """The handle of a workflow written earlier (JobNotFound-like InvalidInput if none)."""
+        graph, _ = self.backend.workflow_graph(workflow_id)
+        if self.backend.get_workflow(workflow_id) is None:
+            raise InvalidInput(f"no workflow {workflow_id}")
+        return WorkflowHandle(self, workflow_id, [j.id for j in graph], created=False)
+
+    def workflows(self, *, limit: int = 50, before: int | None = None) -> list[WorkflowInfo]:
+        """Workflows, newest first (ids below `before`, to page)."""
+        return self.backend.list_workflows(limit, before)
 
     def claim(
         self,

@@ -168,10 +168,29 @@ class Task(Generic[P, R]):
         to write the job inside its transaction."""
         return self.app.enqueue(conn=conn, **self._job_options(self._payload(args, kwargs)))
 
+    def step(self, *args: Any, **kwargs: Any) -> Call:
+        """This task with these arguments, not yet written: a job to put in a workflow,
+        `chain()` or `group()` (`.with_options(queue=...)` adds enqueue() options)."""
+        return Call(self, self._payload(args, kwargs))
+
     async def aenqueue(self, *args: Any, conn: Any = None, **kwargs: Any) -> JobHandle:
         """Async enqueue(): the same arguments."""
         return await self.app.aenqueue(
             conn=conn, **self._job_options(self._payload(args, kwargs)))
+
+
+@dataclass(frozen=True)
+class Call:
+    """A job not yet written: a task, its payload and enqueue()'s options (`task.step(...)`
+    or `claimq.call(task, payload, **options)`)."""
+
+    task: str | Task[Any, Any]
+    payload: dict[str, Any] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def with_options(self, **options: Any) -> Call:
+        """The same job with these enqueue() options added (queue, priority, delay, ...)."""
+        return Call(self.task, self.payload, {**self.options, **options})
 
 
 _OPTION_CHECKS: dict[str, Callable[[Any], object]] = {

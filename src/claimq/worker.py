@@ -34,9 +34,10 @@ from claimq._worker.reaper import Reaper, Tidier
 from claimq._worker.scheduler import Scheduler
 from claimq._worker.service import Service, Supervisor
 from claimq.app import App
-from claimq.backends.base import Backend, Completion, WorkerRecord
+from claimq.backends.base import Backend, Completion, Dependency, WorkerRecord
 from claimq.errors import InvalidInput, LeaseLost, WorkerFailed
 from claimq.job import Job
+from claimq.workflow import Call, Workflow
 
 log = logging.getLogger("claimq.worker")
 
@@ -56,6 +57,7 @@ class JobContext:
     _loop: asyncio.AbstractEventLoop = field(repr=False)
     _abandon: Any = field(repr=False)
     _result_limit: int = field(repr=False, default=_validate.MAX_RESULT_BYTES)
+    _app: App | None = field(repr=False, default=None)
 
     @property
     def id(self) -> int:
@@ -129,6 +131,40 @@ class JobContext:
 
     async def aprogress(self, fraction: float, note: str | None = None) -> None:
         await asyncio.to_thread(self.progress, fraction, note)
+
+    def dependencies(self) -> list[Dependency]:
+        """This workflow job's dependencies, in the order they were given: each one's id,
+        task, status (succeeded, or dead under the "run" policy), result and dead reason."""
+        return self._backend.dependencies(self.job.id)
+
+    async def adependencies(self) -> list[Dependency]:
+        return await asyncio.to_thread(self.dependencies)
+
+    def spawn(self, *calls: Call | Workflow) -> list[int]:
+        """Adds jobs to this job's workflow (fan-out over what it just read), in one
+        transaction and only while this attempt owns the job (LeaseLost otherwise). Every
+        job waiting for this one also waits for each new job. A `Workflow` passed here gives
+        the new jobs dependencies among themselves; plain calls run side by side."""
+        if self._app is None:
+            raise InvalidInput("ctx.spawn() needs the worker's App")
+        wf = Workflow("spawned")
+        for item in calls:
+            if isinstance(item, Workflow):
+                base = len(wf.steps)
+                for step, edges in zip(item.steps, item._after, strict=True):
+                    wf._add(step.call, [wf.steps[base + p] for p, _ in edges], None, None)
+            else:
+                wf._add(item, (), None, None)
+        new = wf.validated(self._app)
+        ids = self._backend.spawn(self._flight.owned, new.jobs,
+                                  [[p for p, _ in edges] for edges in new.after],
+                                  self._app.idempotency_retention)
+        if ids is None:
+            raise LeaseLost(self.job.id, "spawn")
+        return ids
+
+    async def aspawn(self, *calls: Call | Workflow) -> list[int]:
+        return await asyncio.to_thread(self.spawn, *calls)
 
     def complete_in(self, conn: Any, result: Any = None) -> None:
         """Complete the job inside the caller's open transaction on `conn` (a sqlite3 or psycopg
@@ -339,7 +375,8 @@ class Worker:
         def make_context(flight: InFlight, abandon: Any) -> JobContext:
             return JobContext(job=flight.job, attempt=flight.attempt, worker_id=self.worker_id,
                               _flight=flight, _backend=backend, _lease=self.lease, _loop=loop,
-                              _abandon=abandon, _result_limit=self.app.result_limit)
+                              _abandon=abandon, _result_limit=self.app.result_limit,
+                              _app=self.app)
 
         executor = Executor(
             self.app, backend, db, registry, counters, outcomes, worker_id=self.worker_id,
