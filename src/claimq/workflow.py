@@ -86,15 +86,17 @@ class Workflow:
         self._run_if: list[str | None] = []
 
     def add(self, task: str | Task[Any, Any] | Call, payload: dict[str, Any] | None = None, *,
-            after: Iterable[After] = (), on_failure: Policy | None = None,
+            after: Iterable[After] = (), on_dependency_failure: Policy | None = None,
             **options: Any) -> Step:
         """A job that starts once every step in `after` finished. An item of `after` may be
-        `(step, policy)` for that edge alone; `on_failure` is this job's edges' policy (else
-        the workflow's). `options`: enqueue()'s (queue, priority, delay, max_attempts, ...)."""
+        `(step, policy)` for that edge alone; `on_dependency_failure` is the policy of this
+        job's edges (else the workflow's `on_failure`). `options`: enqueue()'s (queue,
+        priority, delay, max_attempts, ...; its `on_failure` is a sequence's, as there)."""
         job = task if isinstance(task, Call) else Call(task, payload, options)
         if isinstance(task, Call) and (payload is not None or options):
             raise InvalidInput("add(call) takes the call's own payload and options")
-        return self._add(job, after, None if on_failure is None else _policy(on_failure), None)
+        policy = None if on_dependency_failure is None else _policy(on_dependency_failure)
+        return self._add(job, after, policy, None)
 
     def _add(self, job: Call, after: Iterable[After], policy: str | None,
              run_if: str | None) -> Step:
