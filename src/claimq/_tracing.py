@@ -56,6 +56,23 @@ def enabled() -> bool:
 
 
 @contextmanager
+def workflow_span(name: str) -> Iterator[str | None]:
+    """While a real tracer provider is set: a span `claimq.workflow <name>` (a child of the
+    current one, if any) that each of the workflow's jobs takes as its parent, so that the
+    workflow is one trace with every job a span under it. Yields its traceparent (None when
+    not tracing)."""
+    api = _api()
+    if api is None or not enabled():
+        yield current_traceparent()
+        return
+    with api.trace.get_tracer("claimq").start_as_current_span(
+        f"claimq.workflow {name}", kind=api.trace.SpanKind.PRODUCER,
+        attributes={"claimq.workflow.name": name, "messaging.system": "claimq"},
+    ):
+        yield current_traceparent()
+
+
+@contextmanager
 def attempt_span(flight: InFlight, traceparent: str | None) -> Iterator[Any]:
     """The current span of one attempt, a child of the enqueuer's span when it has one (call
     only while enabled())."""

@@ -464,7 +464,10 @@ class App:
         workflow already written, that one's handle is returned (`created` False) and nothing
         is written."""
         wf = workflow.validated(self)
-        added = self.backend.add_workflow(wf, self.idempotency_retention, conn)
+        with _tracing.workflow_span(wf.name) as traceparent:
+            if traceparent is not None:
+                wf = replace(wf, jobs=[j._replace(trace_context=traceparent) for j in wf.jobs])
+            added = self.backend.add_workflow(wf, self.idempotency_retention, conn)
         return WorkflowHandle(self, added.id, added.job_ids, added.created)
 
     async def aenqueue_workflow(self, workflow: Workflow) -> WorkflowHandle:

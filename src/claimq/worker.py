@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from claimq import _validate
+from claimq import _tracing, _validate
 from claimq._processes import import_app, supervise
 from claimq._version import __version__
 from claimq._worker.claims import Claims
@@ -156,7 +156,11 @@ class JobContext:
             else:
                 wf._add(item, (), None, None)
         new = wf.validated(self._app)
-        ids = self._backend.spawn(self._flight.owned, new.jobs,
+        traceparent = _tracing.current_traceparent()  # this attempt's span: spawned under it
+        jobs = new.jobs
+        if traceparent is not None:
+            jobs = [j._replace(trace_context=traceparent) for j in jobs]
+        ids = self._backend.spawn(self._flight.owned, jobs,
                                   [[p for p, _ in edges] for edges in new.after],
                                   self._app.idempotency_retention)
         if ids is None:

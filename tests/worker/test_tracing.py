@@ -98,3 +98,28 @@ print("ok")
                            "blocked" if blocked else "installed"],
                           timeout=60, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_workflow_is_one_trace_with_each_job_a_span_under_it(db_url: str) -> None:
+    from claimq import App
+
+    with App(db_url) as app:
+        app.migrate()
+    env = {**os.environ, "CLAIMQ_DATABASE_URL": db_url}
+    done = subprocess.run([sys.executable, str(HERE / "tracing_workflow_app.py")], env=env,
+                          timeout=90, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["state"] == "succeeded"
+    spans = found["spans"]
+    [workflow] = [s for s in spans if s["name"] == "claimq.workflow traced"]
+    assert workflow["parent"] == found["request"]["span_id"]
+    assert {s["trace_id"] for s in spans} == {found["request"]["trace_id"]}, "one trace"
+    by_job = {s["attributes"]["claimq.job.id"]: s for s in spans
+              if s["name"].startswith("claimq.job ")}
+    a_id, b_id = found["jobs"]
+    [x_id] = found["spawned"]
+    assert set(by_job) == {a_id, b_id, x_id}
+    assert by_job[a_id]["parent"] == by_job[b_id]["parent"] == workflow["span_id"]
+    assert by_job[x_id]["parent"] == by_job[a_id]["span_id"], "spawned under its spawner"
