@@ -242,6 +242,20 @@ def remove_completion_fence() -> None:
     log.warning("chaos mutation: completions are not fenced by the claim token")
 
 
+@app.task(name="chaos.step", retry=FAST_RETRY, max_attempts=20)
+def step(ctx: JobContext, node: int, fail: bool = False, sleep: float = 0.0) -> int:
+    """A workflow job of test_chaos_workflow: each run recorded like chaos.work's (start and
+    end times, the token it ran under); `fail` ends it in dead letters (Permanent)."""
+    run_id = biz.run_started(app, ctx)
+    if sleep:
+        _hold(sleep)
+    if fail:
+        biz.run_ended(app, run_id, "failed")
+        raise Permanent(f"node {node} fails by design")
+    biz.run_ended(app, run_id, "succeeded")
+    return node
+
+
 def main() -> None:
     logging.basicConfig(
         level=logging.INFO,

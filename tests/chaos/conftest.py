@@ -22,6 +22,7 @@ from claimq import App
 MARIADB_MODULES = frozenset({
     "test_chaos_kill", "test_chaos_repeated_kills", "test_chaos_stall", "test_chaos_locks",
     "test_chaos_lost_response", "test_chaos_priority_bulkhead", "test_chaos_flow",
+    "test_chaos_workflow",
 })
 
 
