@@ -26,7 +26,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import psycopg
 
@@ -117,7 +116,8 @@ def chain_latency(base: str, steps: int) -> list[float]:
             rows = c.execute(
                 f"SELECT id, started_at, finished_at FROM {schema}.archive ORDER BY id").fetchall()
         assert [r[0] for r in rows] == handle.job_ids
-        return [(b[1] - a[2]).total_seconds() * 1000 for a, b in zip(rows, rows[1:])]
+        return [(b[1] - a[2]).total_seconds() * 1000
+                for a, b in zip(rows, rows[1:], strict=False)]
     finally:
         app.close()
         drop(base, schema)
