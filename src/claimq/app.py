@@ -572,8 +572,9 @@ class App:
     # -- operator operations -------------------------------------------------------------------
 
     def get_job(self, job_id: int, *, conn: Any = None) -> Job:
-        """The job wherever it lives: live, archive or dead letters. With `conn` (a sqlite3 or
-        psycopg connection), read through it, inside its open transaction."""
+        """The job wherever it lives: live, archive or dead letters. With `conn` (a sqlite3,
+        psycopg, or on MariaDB the URL's driver's connection), read through it, inside its open
+        transaction."""
         job = self.backend.get_job(_job_id(job_id), conn)
         if job is None:
             raise JobNotFound(f"no job {job_id}")

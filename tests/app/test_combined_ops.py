@@ -239,6 +239,18 @@ def test_transaction_rolls_back_on_an_exception(app: App) -> None:
     assert counts(app) == (0, 1, 0)
 
 
+def test_get_job_reads_inside_the_callers_transaction(app: App) -> None:
+    """get_job(conn=...) reads through the caller's connection: a job enqueued in its open
+    transaction is there before the commit (MariaDB too: Django's get_result() needs it)."""
+    with app.transaction() as conn:
+        job_id = app.enqueue("t", {"n": 1}, queue="seen", conn=conn)
+        job = app.get_job(job_id, conn=conn)
+        assert (job.id, job.payload, job.status) == (job_id, {"n": 1}, Status.PENDING)
+        with pytest.raises(JobNotFound):
+            app.get_job(job_id + 1, conn=conn)
+    assert app.get_job(job_id, conn=None) == job
+
+
 def test_stale_completion_inside_a_transaction_raises_and_rolls_back(app: App) -> None:
     job = running(app)
     stale = dataclasses.replace(job, claim_token=_stale_token(job.claim_token))

@@ -1091,8 +1091,11 @@ class MySQLBackend(PlainOptionalParts):
     # -- operator ------------------------------------------------------------------------------
 
     def get_job(self, job_id: int, conn: Any = None) -> Job | None:
-        if conn is not None:
-            raise InvalidInput("get_job(conn=...) is not supported on MySQL/MariaDB yet")
+        if conn is not None:  # the caller's connection and open transaction
+            with self._callers(conn) as cur:
+                cur.execute(_Q.get_job, {"id": job_id})
+                rows = _dicts(cur)
+            return _row_to_job(rows[0]) if rows else None
         rows = self._read(_Q.get_job, {"id": job_id})
         return _row_to_job(rows[0]) if rows else None
 
