@@ -11,14 +11,15 @@ $(BIN)/claimq: pyproject.toml
 
 # Django 6.0's own tests/tasks/ against claimq's Django Tasks backend (tests/django_upstream),
 # in a venv of its own (Django 6 needs Python 3.12); `make test` runs it through
-# tests/django_project/test_django_upstream.py.
+# tests/django_project/test_django_upstream.py. Django's MySQL backend needs mysqlclient (built
+# against libmariadb-dev, with pkg-config: .ci/run installs them).
 DJ6_PYTHON ?= /root/.pyenv/versions/3.12.1/bin/python3.12
 DJ6_VENV := .venv-django6
-DJ6_DBS ?= sqlite postgresql
+DJ6_DBS ?= sqlite postgresql mariadb
 
-$(DJ6_VENV)/bin/django-admin: pyproject.toml
+$(DJ6_VENV)/bin/django-admin: pyproject.toml tests/django_upstream/requirements.txt
 	$(DJ6_PYTHON) -m venv $(DJ6_VENV)
-	$(DJ6_VENV)/bin/pip install --quiet -e '.[postgres]' 'django>=6.0,<6.1'
+	$(DJ6_VENV)/bin/pip install --quiet -e '.[postgres]' -r tests/django_upstream/requirements.txt
 	touch $(DJ6_VENV)/bin/django-admin
 
 .PHONY: setup demo test lint setup-django6 test-django-upstream

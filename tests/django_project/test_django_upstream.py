@@ -1,7 +1,7 @@
-"""Django 6.0's own tests/tasks/ pass against claimq's Django Tasks backend, on SQLite and
-PostgreSQL: `make test-django-upstream` (tests/django_upstream/run.py: Django's sdist from the
-package index, the adaptations and exclusions named there with their reasons, Django's
-runtests.py in a Python 3.12 venv of its own) in a subprocess."""
+"""Django 6.0's own tests/tasks/ pass against claimq's Django Tasks backend, on SQLite,
+PostgreSQL and MariaDB: `make test-django-upstream` (tests/django_upstream/run.py: Django's
+sdist from the package index, the adaptations and exclusions named there with their reasons,
+Django's runtests.py in a Python 3.12 venv of its own) in a subprocess."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def excluded() -> int:
                if line.strip() and not line.startswith(("#", "[")))
 
 
-@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("db", ["sqlite", "postgresql", "mariadb"])
 def test_djangos_own_tasks_tests(db: str, request: pytest.FixtureRequest) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIRTUAL_ENV"))}
     if db == "postgresql":
@@ -31,6 +31,12 @@ def test_djangos_own_tasks_tests(db: str, request: pytest.FixtureRequest) -> Non
         env.update({"CLAIMQ_UPSTREAM_PG_HOST": base.hostname or "127.0.0.1",
                     "CLAIMQ_UPSTREAM_PG_PORT": str(base.port or 5432),
                     "CLAIMQ_UPSTREAM_PG_USER": base.username or "postgres"})
+    if db == "mariadb":
+        server = urlparse(request.getfixturevalue("mariadb_server"))  # fails under CI without
+        env.update({"CLAIMQ_UPSTREAM_MARIADB_HOST": server.hostname or "127.0.0.1",
+                    "CLAIMQ_UPSTREAM_MARIADB_PORT": str(server.port or 3306),
+                    "CLAIMQ_UPSTREAM_MARIADB_USER": server.username or "root",
+                    "CLAIMQ_UPSTREAM_MARIADB_PASSWORD": server.password or ""})
     done = subprocess.run(["make", "--no-print-directory", "test-django-upstream",
                            f"DJ6_DBS={db}"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=540)

@@ -21,7 +21,7 @@ from claimq.contrib.django.tasks import RUNNER, ClaimqBackend
 class ClaimqTestBackend(ClaimqBackend):
     def _tables(self) -> tuple[Any, list[str]]:
         connection = connections[self.using]
-        if connection.vendor == "sqlite":
+        if connection.vendor in ("sqlite", "mysql"):  # tables named claimq_*
             return connection, ["claimq_jobs", "claimq_archive", "claimq_dead"]
         schema = parse_qs(urlparse(self.app.url).query).get("schema", ["claimq"])[0]
         return connection, [f"{schema}.jobs", f"{schema}.archive", f"{schema}.dead"]

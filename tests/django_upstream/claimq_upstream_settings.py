@@ -5,6 +5,16 @@ import os
 _DB = os.environ.get("CLAIMQ_UPSTREAM_DB", "sqlite")
 if _DB == "sqlite":
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}
+elif _DB == "mariadb":
+    # Django's MySQL backend (mysqlclient); runtests.py makes (and drops) test_<NAME>
+    DATABASES = {"default": {
+        "ENGINE": "django.db.backends.mysql",
+        "NAME": os.environ.get("CLAIMQ_UPSTREAM_MARIADB_NAME", "claimq_upstream"),
+        "HOST": os.environ.get("CLAIMQ_UPSTREAM_MARIADB_HOST", "127.0.0.1"),
+        "PORT": os.environ.get("CLAIMQ_UPSTREAM_MARIADB_PORT", "3306"),
+        "USER": os.environ.get("CLAIMQ_UPSTREAM_MARIADB_USER", "root"),
+        "PASSWORD": os.environ.get("CLAIMQ_UPSTREAM_MARIADB_PASSWORD", ""),
+        "OPTIONS": {"charset": "utf8mb4"}}}
 else:
     # runtests.py makes (and drops) test_<NAME>; NAME itself need not exist
     DATABASES = {"default": {

@@ -8,8 +8,8 @@ Run by `make test-django-upstream` with the interpreter of .venv-django6 (Django
 2. The adaptations below, each with its reason, are applied to tests/tasks/ (each must match
    exactly: a new Django release that changes the text fails here instead of testing less).
 3. Every test of tests/tasks/ runs through Django's tests/runtests.py, except those named in
-   excluded.txt, each with its reason; on SQLite (in-memory, Django's default for its tests)
-   and on PostgreSQL.
+   excluded.txt, each with its reason; on SQLite (in-memory, Django's default for its tests),
+   on PostgreSQL and on MariaDB (Django's MySQL backend, through mysqlclient).
 4. The last line printed is a JSON summary; the exit status is 0 only if every run was OK and
    ran exactly the tests it was given.
 """
@@ -171,7 +171,8 @@ def labels(tests: Path) -> list[str]:
 def run(db: str, tests: Path, chosen: list[str]) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     env.update({"PYTHONPATH": str(HERE), "CLAIMQ_UPSTREAM_DB": db, "PYTHONUNBUFFERED": "1",
-                "CLAIMQ_UPSTREAM_PG_NAME": f"cq_upstream_{os.getpid()}"})
+                "CLAIMQ_UPSTREAM_PG_NAME": f"cq_upstream_{os.getpid()}",
+                "CLAIMQ_UPSTREAM_MARIADB_NAME": f"cq_upstream_{os.getpid()}"})
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "runtests.py", "--settings=claimq_upstream_settings", "--parallel=1",
@@ -195,7 +196,7 @@ def run(db: str, tests: Path, chosen: list[str]) -> dict[str, object]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", action="append", choices=["sqlite", "postgresql"])
+    parser.add_argument("--db", action="append", choices=["sqlite", "postgresql", "mariadb"])
     args = parser.parse_args()
     import django
 
@@ -203,7 +204,7 @@ def main() -> int:
     files = read(sdist(version), version)
     skip = excluded()
     summary: dict[str, object] = {"django": version, "runs": {}}
-    for db in args.db or ["sqlite", "postgresql"]:
+    for db in args.db or ["sqlite", "postgresql", "mariadb"]:
         tests = extract(files, CACHE / f"run-{db}")
         every = labels(tests)
         stale = sorted(set(skip) - set(every))

@@ -14,7 +14,7 @@ Add `"claimq.contrib.django"` to INSTALLED_APPS and name your App in settings::
 
 - `enqueue(task, **kwargs)` queues a job inside Django's transaction on that database (inside
   `transaction.atomic()`, the job exists if and only if the block commits; outside, in one of
-  its own), on SQLite and PostgreSQL.
+  its own), on SQLite, PostgreSQL and MariaDB.
 - `manage.py claimq_migrate` creates claimq's tables; `manage.py claimq_worker` runs a worker.
 """
 
@@ -32,7 +32,8 @@ DEFAULT_DB_ALIAS = "default"
 
 def database_url(using: str = DEFAULT_DB_ALIAS, *, schema: str | None = None) -> str:
     """A claimq URL for Django's database `using` (SQLite: its file; PostgreSQL: the same
-    database, claimq's tables in `schema`, default "claimq")."""
+    database, claimq's tables in `schema`, default "claimq"; MariaDB: the same database,
+    claimq's tables named claimq_*)."""
     from django.db import connections
 
     connection = connections[using]
@@ -51,7 +52,32 @@ def database_url(using: str = DEFAULT_DB_ALIAS, *, schema: str | None = None) ->
         port = f":{conf['PORT']}" if conf.get("PORT") else ""
         url = f"postgresql://{auth}{host}{port}/{quote(str(conf['NAME']), safe='')}"
         return url + (f"?schema={schema}" if schema else "")
-    raise InvalidInput(f"claimq runs on Django's SQLite or PostgreSQL, not {connection.vendor}")
+    if connection.vendor == "mysql":  # MariaDB: claimq's tables (claimq_*) in the same database
+        if schema:
+            raise InvalidInput("a schema is PostgreSQL's: on MariaDB claimq's tables are "
+                               "claimq_* in Django's database")
+        return _mysql_url(conf)
+    raise InvalidInput("claimq runs on Django's SQLite, PostgreSQL or MariaDB, not "
+                       f"{connection.vendor}")
+
+
+def _mysql_url(conf: dict[str, Any]) -> str:
+    """claimq's `mysql://` URL for Django's MySQL/MariaDB settings, with the driver Django's
+    connection uses (mysqlclient, or PyMySQL installed as MySQLdb), so that enqueue(conn=...)
+    gets a connection of the backend's own driver."""
+    import MySQLdb
+
+    host = str(conf.get("HOST") or "127.0.0.1")
+    if host.startswith("/"):
+        raise InvalidInput("claimq connects to MariaDB over TCP: set Django's HOST and PORT, "
+                           f"not a socket ({host})")
+    user = quote(str(conf.get("USER") or ""), safe="")
+    password = conf.get("PASSWORD")
+    auth = f"{user}:{quote(str(password), safe='')}@" if password else (
+        f"{user}@" if user else "")
+    port = f":{conf['PORT']}" if conf.get("PORT") else ""
+    driver = "pymysql" if MySQLdb.__name__ == "pymysql" else "mysqlclient"
+    return f"mysql://{auth}{host}{port}/{quote(str(conf['NAME']), safe='')}?driver={driver}"
 
 
 def enqueue(task: Task[Any, Any], /, *, using: str = DEFAULT_DB_ALIAS, **kwargs: Any) -> int:
@@ -79,6 +105,9 @@ def _same_database(url: str, connection: Any) -> bool:
         return (os.path.realpath(path) == os.path.realpath(name)
                 or _test_database(connection, os.path.basename(path)))
     if connection.vendor == "postgresql" and parsed.scheme in ("postgresql", "postgres"):
+        db = unquote(parsed.path.lstrip("/"))
+        return db == name or _test_database(connection, db)
+    if connection.vendor == "mysql" and parsed.scheme in ("mysql", "mariadb"):
         db = unquote(parsed.path.lstrip("/"))
         return db == name or _test_database(connection, db)
     return False
