@@ -3,11 +3,13 @@ test_django_project.py runs it on SQLite and PostgreSQL): Django's test runner m
 database after the task backend was built, and drops it afterwards (issue 29)."""
 
 from dataclasses import replace
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
 from django.db import connection, transaction
 from django.test import TestCase, TransactionTestCase
+from django.utils import timezone
 from django_tasks import TaskResultStatus, default_task_backend
 from django_tasks.signals import task_enqueued, task_finished, task_started
 
@@ -49,6 +51,18 @@ class EnqueueInTestCase(TestCase):
         enqueued_at = result.enqueued_at
         result.refresh()
         self.assertEqual(result.enqueued_at, enqueued_at)
+
+    def test_read_back_with_the_options_enqueued(self) -> None:
+        # django-tasks-db's suite: get_result()'s task is the one enqueued, options and all
+        later = timezone.now() + timedelta(hours=1)
+        task = fulfil_later.using(priority=5, queue_name="mail", run_after=later)
+        result = task.enqueue(0)
+        read = default_task_backend.get_result(result.id)
+        self.assertEqual(read, result)
+        self.assertEqual((read.task.priority, read.task.queue_name, read.task.run_after),
+                         (5, "mail", later))
+        self.assertIsNone(default_task_backend.get_result(
+            fulfil_later.enqueue(0).id).task.run_after)
 
     def test_inside_atomic(self) -> None:
         with transaction.atomic():

@@ -11,11 +11,11 @@ backport (`pip install django-tasks`)::
                     "MAX_ATTEMPTS": 1},      # claimq retries a failed task this many times
     }}
 
-Priorities, queue names, `run_after` and `takes_context` carry over; `get_result()` reads
-the job back (READY while pending or retrying, RUNNING, SUCCESSFUL with its return value,
-FAILED once dead-lettered, with one TaskError per failed attempt). Every job runs through one
-claimq task (`RUNNER`) that imports the Django task by its path (stored in the payload and as
-the job's tag).
+Priorities, queue names, `run_after` and `takes_context` carry over (and `get_result()`'s
+`task` is the task with them, as enqueued); `get_result()` reads the job back (READY while
+pending or retrying, RUNNING, SUCCESSFUL with its return value, FAILED once dead-lettered,
+with one TaskError per failed attempt). Every job runs through one claimq task (`RUNNER`)
+that imports the Django task by its path (stored in the payload and as the job's tag).
 """
 
 from __future__ import annotations
@@ -114,6 +114,8 @@ class ClaimqBackend(BaseTaskBackend):
             kwargs=kwargs, backend=self.alias, errors=[], worker_ids=[])
         payload = {"task": task.module_path, "args": result.args, "kwargs": result.kwargs,
                    "takes_context": task.takes_context, "backend": self.alias}
+        if task.run_after is not None:  # get_result()'s task is the one enqueued, run_after too
+            payload["run_after"] = task.run_after.isoformat()
         app = self.app
         with transaction.atomic(using=self.using):
             connection = self._connection()
@@ -191,7 +193,11 @@ def _migrate_sqlite(conn: Any) -> None:
 
 def _result(job: Job, alias: str) -> Any:
     payload = job.payload
-    task = import_string(payload["task"])
+    run_after = payload.get("run_after")
+    # the task as enqueued: its priority, queue and run_after (as django-tasks-db's results do)
+    task = import_string(payload["task"]).using(
+        priority=job.priority, queue_name=job.queue, backend=alias,
+        run_after=datetime.fromisoformat(run_after) if run_after else None)
     errors = [e for e in job.errors if e.get("attempt") is not None]
     workers = [str(e.get("worker")) for e in errors]
     if job.status in (Status.PROCESSING, Status.SUCCEEDED) and job.worker_id:
@@ -224,11 +230,13 @@ def _class_path(name: str) -> str:
 
 
 def run_task(ctx: Any, task: str, args: list[Any], kwargs: dict[str, Any],
-             takes_context: bool = False, backend: str = "default") -> Any:
+             takes_context: bool = False, backend: str = "default",
+             run_after: str | None = None) -> Any:
     """The claimq handler of every Django task: imports it and calls it (sync or async, in
     the worker's thread pool), with a TaskContext when the task takes one; sends Django's
     task_started, and task_finished once the result is final (succeeded, or failed for the
-    last time)."""
+    last time). `run_after` (the task's, ISO 8601) is for the results only: the job's run_at
+    holds it for the queue."""
     django_task = import_string(task)
     now = timezone.now()
     started = replace(_result(ctx.job, backend), status=TaskResultStatus.RUNNING,
