@@ -22,11 +22,16 @@ $(DJ6_VENV)/bin/django-admin: pyproject.toml tests/django_upstream/requirements.
 	$(DJ6_VENV)/bin/pip install --quiet -e '.[postgres]' -r tests/django_upstream/requirements.txt
 	touch $(DJ6_VENV)/bin/django-admin
 
-.PHONY: setup demo test lint setup-django6 test-django-upstream
+.PHONY: setup demo test lint setup-django6 test-django-upstream test-tasks-db-upstream
 setup-django6: $(DJ6_VENV)/bin/django-admin
 
 test-django-upstream: setup-django6
 	$(DJ6_VENV)/bin/python tests/django_upstream/run.py $(addprefix --db ,$(DJ6_DBS))
+
+# django-tasks-db's own tests (its sdist's tests/tests.py), the database-backend part, against
+# claimq's backend (tests/django_upstream/tasks_db.py), in the same venv.
+test-tasks-db-upstream: setup-django6
+	$(DJ6_VENV)/bin/python tests/django_upstream/tasks_db.py $(addprefix --db ,$(DJ6_DBS))
 
 setup: $(BIN)/claimq
 

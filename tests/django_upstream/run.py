@@ -98,11 +98,11 @@ def adapt(path: Path, function: str | None, old: str, new: str, count: int) -> N
     path.write_text(text[:start] + part.replace(old, new) + text[end:])
 
 
-def excluded() -> dict[str, tuple[str, str]]:
+def excluded(path: Path = EXCLUDED) -> dict[str, tuple[str, str]]:
     """excluded.txt: `[section]` lines, then `label: reason` lines (# comments)."""
     out: dict[str, tuple[str, str]] = {}
     section = ""
-    for raw in EXCLUDED.read_text().splitlines():
+    for raw in path.read_text().splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -111,27 +111,29 @@ def excluded() -> dict[str, tuple[str, str]]:
             continue
         label, _, reason = line.partition(":")
         if not reason.strip() or not section:
-            raise SystemExit(f"excluded.txt: {raw!r} needs a section and a reason")
+            raise SystemExit(f"{path.name}: {raw!r} needs a section and a reason")
         out[label.strip()] = (section, reason.strip())
     return out
 
 
-def sdist(version: str) -> Path:
+def sdist(version: str, project: str = "django") -> Path:
     """The sdist, downloaded by one run at a time (make test runs the databases side by side)."""
     CACHE.mkdir(exist_ok=True)
     with open(CACHE / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _sdist(version)
+        return _sdist(project, version)
 
 
-def _sdist(version: str) -> Path:
-    for name in (f"django-{version}.tar.gz", f"Django-{version}.tar.gz"):
-        if (CACHE / name).exists():
-            return CACHE / name
+def _sdist(project: str, version: str, again: bool = True) -> Path:
+    for stem in {project, project.capitalize(), project.replace("-", "_")}:
+        if (CACHE / f"{stem}-{version}.tar.gz").exists():
+            return CACHE / f"{stem}-{version}.tar.gz"
+    if not again:
+        raise SystemExit(f"pip download left no sdist of {project} {version} in {CACHE}")
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                    "--no-binary", ":all:", "-d", str(CACHE), f"django=={version}"],
+                    "--no-binary", ":all:", "-d", str(CACHE), f"{project}=={version}"],
                    check=True, timeout=600)
-    return _sdist(version)
+    return _sdist(project, version, again=False)
 
 
 def read(archive: Path, version: str) -> dict[str, bytes]:
@@ -168,15 +170,19 @@ def labels(tests: Path) -> list[str]:
     return out
 
 
-def run(db: str, tests: Path, chosen: list[str]) -> dict[str, object]:
+RUNTESTS = ["runtests.py", "--settings=claimq_upstream_settings", "--parallel=1"]
+
+
+def run(db: str, tests: Path, chosen: list[str], command: list[str] = RUNTESTS,
+        env_extra: dict[str, str] | None = None, show: bool = True) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     env.update({"PYTHONPATH": str(HERE), "CLAIMQ_UPSTREAM_DB": db, "PYTHONUNBUFFERED": "1",
                 "CLAIMQ_UPSTREAM_PG_NAME": f"cq_upstream_{os.getpid()}",
-                "CLAIMQ_UPSTREAM_MARIADB_NAME": f"cq_upstream_{os.getpid()}"})
+                "CLAIMQ_UPSTREAM_MARIADB_NAME": f"cq_upstream_{os.getpid()}",
+                **(env_extra or {})})
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "runtests.py", "--settings=claimq_upstream_settings", "--parallel=1",
-         "--noinput", "-v", "2", *chosen],
+        [sys.executable, *command, "--noinput", "-v", "2", *chosen],
         cwd=tests, env=env, capture_output=True, text=True, timeout=600)
     output = done.stdout + done.stderr
     ran = re.search(r"^Ran (\d+) tests?", output, re.M)
@@ -189,8 +195,9 @@ def run(db: str, tests: Path, chosen: list[str]) -> dict[str, object]:
         "seconds": round(time.monotonic() - started, 1)}
     ok = (done.returncode == 0 and result["ran"] == len(chosen) and not bad and not counts)
     result["ok"] = ok
-    if not ok:
+    if show and not ok:
         print(output[-20000:], file=sys.stderr)
+    result["output"] = output
     return result
 
 
@@ -215,6 +222,7 @@ def main() -> int:
         summary["excluded"] = {section: sum(1 for s, _ in skip.values() if s == section)
                                for section in sorted({s for s, _ in skip.values()})}
         summary["runs"][db] = run(db, tests, chosen)  # type: ignore[index]
+        del summary["runs"][db]["output"]  # type: ignore[index]
         print(f"{db}: {summary['runs'][db]}", flush=True)  # type: ignore[index]
     print(json.dumps(summary))
     return 0 if all(r["ok"] for r in summary["runs"].values()) else 1  # type: ignore[attr-defined]
