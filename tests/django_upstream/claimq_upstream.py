@@ -5,6 +5,10 @@
   Django's connection, so they see the jobs of the test's own transaction.
 - `Runner`: Django's DiscoverRunner that puts claimq's tables into the test database it made
   (runtests.py replaces INSTALLED_APPS, so claimq's app and its post_migrate hook are absent).
+
+And what django-tasks-db's tests/tests.py needs (see tasks_db.py): `ClaimqResults` in place of
+its `DBTaskResult` model, `db_worker()` in place of its `db_worker --batch` command, and
+`TasksDbRunner`, which empties claimq's tables with each TransactionTestCase's flush.
 """
 
 from __future__ import annotations
