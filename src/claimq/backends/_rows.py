@@ -147,7 +147,7 @@ def job_from_row(
         "lease_until": get("lease_until"), "heartbeat_at": get("heartbeat_at"),
         "run_at": get("run_at"), "created_at": get("created_at"),
         "started_at": get("started_at"), "updated_at": get("updated_at"),
-        "finished_at": get("finished_at"),
+        "finished_at": get("finished_at"), "workflow_id": get("workflow_id"),
     }
     if when is not None:  # else the driver's times are aware datetimes already
         corrupt = []
