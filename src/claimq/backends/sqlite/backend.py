@@ -9,14 +9,15 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qs, urlparse
 
 from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
+from claimq.backends import _workflow
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._flow import (
     KeyBuckets,
@@ -53,11 +54,14 @@ from claimq.backends.base import (
     ClaimRequest,
     Completion,
     DeadRow,
+    Dependency,
+    Edge,
     FailResult,
     Failure,
     HeartbeatResult,
     JobFilter,
     LiveRow,
+    NewWorkflow,
     Owned,
     Planner,
     PriorityAging,
@@ -78,6 +82,8 @@ from claimq.backends.base import (
     ThrottledKey,
     WorkerInfo,
     WorkerRecord,
+    WorkflowAdded,
+    WorkflowInfo,
     queue_settings,
 )
 from claimq.backends.sqlite._errors import mapped, translate
@@ -94,6 +100,7 @@ from claimq.errors import (
 )
 from claimq.job import Job, Status, ends_job, expired_lease_reason
 
+_T = TypeVar("_T")
 _Q = load_queries("claimq.backends.sqlite")
 _MIGRATIONS = load_migrations("claimq.backends.sqlite")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
@@ -218,6 +225,73 @@ def _schedule_params(row: ScheduleRow, now: float) -> dict[str, Any]:
 _PRUNED_TABLES = {"archive": "claimq_archive", "dead": "claimq_dead"}
 
 
+def _ids(ids: Iterable[int]) -> str:
+    return json.dumps(list(ids))
+
+
+class _Steps:
+    """The release rule's statements (backends/_workflow.Steps) on one write transaction's
+    connection."""
+
+    def __init__(self, conn: sqlite3.Connection, now: float) -> None:
+        self.conn = conn
+        self.now = now
+
+    def _run(self, query: str, **params: Any) -> list[Any]:
+        return self.conn.execute(query, {"now": self.now, **params}).fetchall()
+
+    def out_edges(self, parents: Sequence[int]) -> list[_workflow.OutEdge]:
+        return [_workflow.OutEdge(r[0], r[1], r[2], bool(r[3]), r[4], r[5])
+                for r in self._run(_Q.wf_out_edges, ids=_ids(parents))]
+
+    def resolve(self, edges: Sequence[tuple[int, int]]) -> None:
+        if edges:
+            self._run(_Q.wf_resolve, edges=json.dumps(edges))
+
+    def bury(self, jobs: Sequence[_workflow.Buried]) -> list[int]:
+        items = "[" + ",".join(f"[{b.id},{b.error_json}]" for b in jobs) + "]"
+        ids = [r[0] for r in self._run(_Q.wf_bury, items=items, reason="dependency_failed")]
+        if ids:
+            self._run(_Q.wf_drop_held, ids=_ids(ids))
+        return ids
+
+    def decrement(self, counts: Mapping[int, int]) -> None:
+        self._run(_Q.wf_decrement, counts=json.dumps(list(counts.items())))
+
+    def ready(self, children: Sequence[int]) -> list[_workflow.Ready]:
+        return [_workflow.Ready(r[0], r[1], bool(r[2]))
+                for r in self._run(_Q.wf_ready, ids=_ids(children))]
+
+    def promote(self, ids: Sequence[int]) -> None:
+        self._run(_Q.wf_promote, ids=_ids(ids))
+
+    def skip(self, ids: Sequence[int]) -> None:
+        self._run(_Q.wf_skip, ids=_ids(ids))
+
+    def drop_held(self, ids: Sequence[int]) -> None:
+        self._run(_Q.wf_drop_held, ids=_ids(ids))
+
+    def dead_dependents(self, parents: Sequence[int]) -> list[int]:
+        return [r[0] for r in self._run(_Q.wf_dead_dependents, ids=_ids(parents))]
+
+    def unbury(self, job_id: int, payload_json: str | None, priority: int | None) -> bool:
+        if not self._run(_Q.wf_unbury, id=job_id, payload=payload_json, priority=priority):
+            return False
+        self._run(_Q.delete_dead, id=job_id)
+        return True
+
+    def in_edges(self, children: Sequence[int]) -> list[_workflow.InEdge]:
+        return [_workflow.InEdge(*r) for r in self._run(_Q.wf_in_edges, ids=_ids(children))]
+
+    def mark(self, edges: Sequence[tuple[int, int, bool]]) -> None:
+        if edges:
+            self._run(_Q.wf_mark, marks=json.dumps(edges))
+
+    def set_waiting(self, counts: Mapping[int, int]) -> None:
+        if counts:
+            self._run(_Q.wf_set_waiting, counts=json.dumps(list(counts.items())))
+
+
 class SQLiteBackend(PlainOptionalParts):
     """`sqlite:///relative.db`, `sqlite:////absolute.db`; options `?busy_timeout=SECONDS`,
     `&synchronous=off|normal|full|extra` (default full: a committed job survives power loss)."""
@@ -227,7 +301,7 @@ class SQLiteBackend(PlainOptionalParts):
     schema = ""  # one file, no schemas
     # One writer at a time and no server: nothing optional. Where the interface has an optional
     # method, this backend does the plain thing or raises NotImplementedError (each says which).
-    capabilities = Capabilities(flow_control=True)
+    capabilities = Capabilities(flow_control=True, workflows=True)
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         parsed = urlparse(url)
@@ -420,25 +494,33 @@ class SQLiteBackend(PlainOptionalParts):
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
     ) -> list[int]:
         """enqueue() on the caller's connection, with SQLite's write lock taken before any key
-        is read (else two callers could both read a key free and both insert). Inside the
-        caller's transaction: a write that changes nothing takes the lock. Outside one: BEGIN
-        IMMEDIATE, then COMMIT here when the connection autocommits (all jobs or none), else
-        the transaction stays open for the caller, as the first INSERT would have left it."""
+        is read (else two callers could both read a key free and both insert)."""
+        keyed = any(j.idempotency_key is not None for j in jobs)
+        return self._callers(conn, lambda c: self._insert(c, jobs, retention), keyed)
+
+    def _callers(
+        self, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], _T], lock: bool
+    ) -> _T:
+        """`write` on the caller's connection. Inside the caller's transaction: with `lock`, a
+        write that changes nothing takes SQLite's write lock first (before any key is read).
+        Outside one: BEGIN IMMEDIATE, then COMMIT here when the connection autocommits (all or
+        nothing), else the transaction stays open for the caller, as the first INSERT would
+        have left it."""
         if conn.in_transaction:
-            if any(j.idempotency_key is not None for j in jobs):
+            if lock:
                 conn.execute(_Q.take_writer)
-            return self._insert(conn, jobs, retention)
+            return write(conn)
         conn.execute("BEGIN IMMEDIATE")
         if not _autocommits(conn):
-            return self._insert(conn, jobs, retention)
+            return write(conn)
         try:
-            ids = self._insert(conn, jobs, retention)
+            done = write(conn)
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        return ids
+        return done
 
     def _insert(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], retention: float
@@ -685,12 +767,15 @@ class SQLiteBackend(PlainOptionalParts):
         if not done:
             return set()
         items = json.dumps([[d.id, d.token, d.result_json] for d in done])
-        archived = [r[0] for r in conn.execute(
-            _Q.complete_archive, {"items": items, "now": self._time()}
-        ).fetchall()]
+        now = self._time()
+        rows = conn.execute(_Q.complete_archive, {"items": items, "now": now}).fetchall()
+        archived = [r[0] for r in rows]
         if archived:
             pause("settle.archived")
             conn.execute(_Q.delete_ids, {"ids": json.dumps(archived)})
+            ended = [r[0] for r in rows if r[1] is not None]
+            if ended:  # workflow jobs: their dependents, in the same transaction
+                _workflow.release(_Steps(conn, now), ended)
         return set(archived)
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
@@ -700,6 +785,7 @@ class SQLiteBackend(PlainOptionalParts):
     def _fail(self, conn: sqlite3.Connection, failures: Sequence[Failure]) -> FailResult:
         result = FailResult()
         now = self._time()
+        ended: list[int] = []  # buried workflow jobs
         for item in failures:
             params = {
                 "id": item.id,
@@ -714,7 +800,9 @@ class SQLiteBackend(PlainOptionalParts):
                 result.lost.add(item.id)
                 continue
             if ends_job(item.permanent, owned["attempts"], owned["max_attempts"]):
-                conn.execute(_Q.fail_bury, params)  # (the writer lock: the row read is there)
+                # (the writer lock: the row read is there)
+                if conn.execute(_Q.fail_bury, params).fetchone()[0] is not None:
+                    ended.append(item.id)
                 pause("fail.buried")
                 conn.execute(_Q.delete_owned, params)
                 result.dead.add(item.id)
@@ -730,19 +818,28 @@ class SQLiteBackend(PlainOptionalParts):
             else:
                 pause("fail.breaker")
                 conn.execute(_Q.breaker_failed, params)
+        if ended:
+            _workflow.release(_Steps(conn, now), ended)
         return result
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
         released: set[int] = set()
         with self._write() as conn:
             now = self._time()
+            ended: list[int] = []
             for item in owned:
                 params = {"id": item.id, "token": item.token, "now": now, "delay": delay}
                 if conn.execute(_Q.release, params).fetchone() is not None:
                     released.add(item.id)
-                elif conn.execute(_Q.bury_cancelled_owned, params).rowcount == 1:
+                    continue
+                buried = conn.execute(_Q.bury_cancelled_owned, params).fetchall()
+                if buried:
                     conn.execute(_Q.delete_owned, params)
                     released.add(item.id)
+                    if buried[0][0] is not None:
+                        ended.append(item.id)
+            if ended:
+                _workflow.release(_Steps(conn, now), ended)
         return released
 
     def tidy(self, min_dead: int) -> bool:
@@ -759,6 +856,7 @@ class SQLiteBackend(PlainOptionalParts):
         result = ReapResult()
         with self._write() as conn:
             now = self._time()
+            ended: list[int] = []
             expired = conn.execute(_Q.reap_expired, {"now": now, "limit": limit}).fetchall()
             if expired:
                 pause("reap.selected")
@@ -769,13 +867,18 @@ class SQLiteBackend(PlainOptionalParts):
                                               row["cancel_requested"])
                 if reason is not None:
                     params = {"id": row["id"], "now": now, "reason": reason, "error": error}
-                    if conn.execute(_Q.reap_bury, params).rowcount == 1:
+                    buried = conn.execute(_Q.reap_bury, params).fetchall()
+                    if buried:
                         conn.execute(_Q.delete_job, params)
                         result.dead.append(row["id"])
+                        if buried[0][0] is not None:
+                            ended.append(row["id"])
                 else:
                     params = {"id": row["id"], "now": now, "error": error}
                     if conn.execute(_Q.reap_requeue, params).fetchone() is not None:
                         result.requeued.append(row["id"])
+            if ended:
+                _workflow.release(_Steps(conn, now), ended)
         return result
 
     @mapped
@@ -903,13 +1006,21 @@ class SQLiteBackend(PlainOptionalParts):
 
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._write() as conn:
-            params = {"id": job_id, "now": self._time()}
-            if conn.execute(_Q.cancel_bury, params).rowcount == 1:
+            now = self._time()
+            params = {"id": job_id, "now": now}
+            buried = conn.execute(_Q.cancel_bury, params).fetchall()
+            if buried:
                 pause("cancel.buried")
                 conn.execute(_Q.delete_job, params)
+                if buried[0][0] is not None:
+                    _workflow.release(_Steps(conn, now), [job_id])
                 return "cancelled"
             if conn.execute(_Q.cancel_request, params).fetchone() is not None:
                 return "cancel_requested"
+            if conn.execute(_Q.wf_cancel_held, {"ids": _ids([job_id]), "now": now}).fetchall():
+                conn.execute(_Q.wf_drop_held, {"ids": _ids([job_id])})
+                _workflow.release(_Steps(conn, now), [job_id])
+                return "cancelled"
             if conn.execute(_Q.get_job, params).fetchone() is not None:
                 return "finished"
         return "not_found"
@@ -925,10 +1036,12 @@ class SQLiteBackend(PlainOptionalParts):
             dead = conn.execute(_Q.resurrect_key, params).fetchone()
             if dead is None:
                 return False
-            key, holder, holds = dead
+            key, holder, holds, workflow_id = dead
             if key is not None and holder is not None and holder != job_id and holds:
                 raise KeyHeld(job_id, key, int(holder))
             pause("resurrect.key_checked")
+            if workflow_id is not None:  # its workflow continues from it
+                return _workflow.resurrect(_Steps(conn, now), job_id, payload_json, priority)
             row = conn.execute(_Q.resurrect, params).fetchone()
             if row is None:
                 raise ClaimqError(f"dead letter {job_id} vanished under the writer lock")
@@ -952,6 +1065,7 @@ class SQLiteBackend(PlainOptionalParts):
             params = {"before": before, "queue": queue, "task": task}
             count = conn.execute(query, params).rowcount
             conn.execute(_Q.purge_progress)
+            self._forget_workflows(conn, None)
             return count
 
     def purge_idempotency_keys(self, retention: float) -> int:
@@ -1021,6 +1135,141 @@ class SQLiteBackend(PlainOptionalParts):
     def list_breakers(self) -> list[BreakerInfo]:
         rows = self._conn().execute(_Q.list_breakers, {"now": self._time()}).fetchall()
         return [breaker_info(r, lambda v: _ts(v, "breaker", [])) for r in rows]
+
+    # -- workflows (issue 26; the rules in backends/_workflow.py) ------------------------------
+
+    def add_workflow(self, wf: NewWorkflow, retention: float, conn: Any = None) -> WorkflowAdded:
+        if conn is not None:
+            if not isinstance(conn, sqlite3.Connection):
+                raise InvalidInput("conn must be a sqlite3.Connection for a SQLite database")
+            try:
+                return self._callers(conn, lambda c: self._add_workflow(c, wf, retention),
+                                     wf.key is not None)
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path) from exc
+        with self._write() as own:
+            return self._add_workflow(own, wf, retention)
+
+    def _add_workflow(
+        self, conn: sqlite3.Connection, wf: NewWorkflow, retention: float
+    ) -> WorkflowAdded:
+        now = self._time()
+        if wf.key is not None:  # under the writer lock: the key read is the key kept
+            found = conn.execute(_Q.wf_by_key, {"key": wf.key}).fetchone()
+            if found is not None:
+                ids = [r[0] for r in conn.execute(_Q.wf_job_ids, {"id": found[0]})]
+                return WorkflowAdded(found[0], ids, False)
+        workflow_id = conn.execute(_Q.wf_insert, {"name": wf.name, "key": wf.key,
+                                                  "on_failure": wf.on_failure,
+                                                  "now": now}).fetchone()[0]
+        ids = self._insert(conn, wf.jobs, retention)
+        conn.execute(_Q.wf_tag_jobs, {"workflow_id": workflow_id, "ids": _ids(ids)})
+        edges, waiting = _workflow.workflow_edges(ids, wf.after, wf.on_failure)
+        run_if = dict(zip(ids, wf.run_if, strict=True))
+        self._hold(conn, workflow_id, edges, [(i, n, run_if[i]) for i, n in waiting.items()])
+        return WorkflowAdded(workflow_id, ids, True)
+
+    def _hold(self, conn: sqlite3.Connection, workflow_id: int,
+              edges: Sequence[_workflow.NewEdge], held: Sequence[tuple[int, int, str | None]]
+              ) -> None:
+        """Writes new edges and moves the new jobs that wait (id, waiting, run_if) to held."""
+        if edges:
+            conn.execute(_Q.wf_insert_edges, {"workflow_id": workflow_id, "edges": json.dumps(
+                [[e.child, e.parent, e.position, e.on_failure] for e in edges])})
+        if held:
+            conn.execute(_Q.wf_hold, {"items": json.dumps(held)})
+            conn.execute(_Q.delete_ids, {"ids": _ids(h[0] for h in held)})
+
+    def spawn(self, owned: Owned, jobs: Sequence[NewJob], after: Sequence[Sequence[int]],
+              retention: float) -> list[int] | None:
+        with self._write() as conn:
+            now = self._time()
+            spawner = conn.execute(_Q.wf_owner, {"id": owned.id, "token": owned.token}
+                                   ).fetchone()
+            if spawner is None:
+                return None
+            task, workflow_id, default = spawner
+            if workflow_id is None:  # a one-job workflow, named after its task, first
+                default = "cancel"
+                workflow_id = conn.execute(_Q.wf_insert, {
+                    "name": task, "key": None, "on_failure": default, "now": now}).fetchone()[0]
+                conn.execute(_Q.wf_tag_one, {"workflow_id": workflow_id, "id": owned.id})
+            ids = self._insert(conn, jobs, retention)
+            conn.execute(_Q.wf_tag_jobs, {"workflow_id": workflow_id, "ids": _ids(ids)})
+            dependents = [_workflow.Dependent(*r)
+                          for r in conn.execute(_Q.wf_dependents, {"id": owned.id})]
+            edges, waiting, more = _workflow.spawn_edges(ids, after, dependents, default)
+            if more:
+                conn.execute(_Q.wf_add_waiting, {"counts": json.dumps(list(more.items())),
+                                                 "now": now})
+            self._hold(conn, workflow_id, edges, [(i, n, None) for i, n in waiting.items()])
+            return ids
+
+    def _workflow_info(self, conn: sqlite3.Connection, row: sqlite3.Row) -> WorkflowInfo:
+        counts: dict[str, int] = {}
+        last: float | None = None
+        for status, count, finished in conn.execute(_Q.wf_counts, {"id": row[0]}):
+            counts[status] = count
+            if finished is not None:
+                last = finished if last is None else max(last, finished)
+        live = any(s not in (Status.SUCCEEDED, Status.DEAD) for s in counts)
+        return WorkflowInfo(
+            id=row[0], name=row[1], key=row[2], on_failure=row[3],
+            created_at=_epoch(row[4]), counts=counts,
+            finished_at=None if live or last is None else _epoch(last))
+
+    @mapped
+    def get_workflow(self, workflow_id: int) -> WorkflowInfo | None:
+        conn = self._conn()
+        row = conn.execute(_Q.wf_get, {"id": workflow_id}).fetchone()
+        return None if row is None else self._workflow_info(conn, row)
+
+    @mapped
+    def list_workflows(self, limit: int, before: int | None = None) -> list[WorkflowInfo]:
+        conn = self._conn()
+        rows = conn.execute(_Q.wf_list, {"before": before, "limit": limit}).fetchall()
+        return [self._workflow_info(conn, r) for r in rows]
+
+    @mapped
+    def workflow_graph(self, workflow_id: int) -> tuple[list[Job], list[Edge]]:
+        conn = self._conn()
+        conn.execute("BEGIN")  # one snapshot for both reads
+        try:
+            jobs = [_row_to_job(r) for r in conn.execute(_Q.wf_graph_jobs, {"id": workflow_id})]
+            edges = [Edge(r[0], r[1], r[2], bool(r[3]))
+                     for r in conn.execute(_Q.wf_edges, {"id": workflow_id})]
+        finally:
+            conn.execute("COMMIT")
+        return jobs, edges
+
+    @mapped
+    def dependencies(self, job_id: int) -> list[Dependency]:
+        rows = self._conn().execute(_Q.wf_dependencies, {"id": job_id}).fetchall()
+        return [Dependency(r[0], r[1], r[2], json_text(r[3]), r[4]) for r in rows]
+
+    def cancel_workflow(self, workflow_id: int) -> int:
+        with self._write() as conn:
+            now = self._time()
+            params = {"id": workflow_id, "now": now}
+            held = [r[0] for r in conn.execute(_Q.wf_held_ids, params)]
+            buried = [r[0] for r in conn.execute(
+                _Q.wf_cancel_held, {"ids": _ids(held), "now": now}).fetchall()]
+            if buried:
+                conn.execute(_Q.wf_drop_held, {"ids": _ids(buried)})
+            live = [r[0] for r in conn.execute(_Q.wf_cancel_live, params).fetchall()]
+            if live:
+                conn.execute(_Q.delete_ids, {"ids": _ids(live)})
+            flagged = conn.execute(_Q.wf_cancel_request, params).fetchall()
+            if buried or live:
+                _workflow.release(_Steps(conn, now), buried + live)
+            return len(buried) + len(live) + len(flagged)
+
+    def retry_workflow(self, workflow_id: int) -> list[int]:
+        with self._write() as conn:
+            now = self._time()
+            roots = [r[0] for r in conn.execute(_Q.wf_retry_roots, {"id": workflow_id})]
+            steps = _Steps(conn, now)
+            return [r for r in roots if _workflow.resurrect(steps, r)]
 
     # -- schedules -----------------------------------------------------------------------------
 
@@ -1098,10 +1347,21 @@ class SQLiteBackend(PlainOptionalParts):
         query = _Q.prune.replace("{table}", _PRUNED_TABLES[batch.table])
         with self._write() as conn:
             age = batch.older_than
-            return conn.execute(query, {
+            rows = conn.execute(query, {
                 "queue": batch.queue, "skip": json.dumps(list(batch.skip_queues)),
                 "before": None if age is None else self._time() - age,
-                "keep_rows": batch.keep_rows, "batch": batch.limit}).rowcount
+                "keep_rows": batch.keep_rows, "batch": batch.limit}).fetchall()
+            ended = {r[0] for r in rows if r[0] is not None}
+            if ended:
+                self._forget_workflows(conn, sorted(ended))
+            return len(rows)
+
+    @staticmethod
+    def _forget_workflows(conn: sqlite3.Connection, ids: Sequence[int] | None) -> None:
+        """Workflows among `ids` (None: all) with no job left anywhere: row and edges gone."""
+        gone = conn.execute(_Q.wf_forget, {"ids": None if ids is None else _ids(ids)}).fetchall()
+        if gone:
+            conn.execute(_Q.wf_forget_edges, {"ids": _ids(r[0] for r in gone)})
 
     def partition_archive(self) -> bool:
         """Not on SQLite (capabilities.partitions is false): raises InvalidInput."""

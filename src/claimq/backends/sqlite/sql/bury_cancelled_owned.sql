@@ -4,3 +4,4 @@ SELECT {dead_columns}, :now, 'cancelled', errors
 FROM claimq_jobs
 WHERE id = :id AND claim_token = :token AND status IN ('fetched', 'processing')
   AND cancel_requested = 1
+RETURNING workflow_id

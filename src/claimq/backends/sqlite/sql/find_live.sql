@@ -1,5 +1,10 @@
-SELECT * FROM claimq_jobs
+-- Live jobs, held workflow jobs among them (status 'held').
+SELECT {job_read} FROM claimq_jobs
 WHERE {find_where}
   AND (:status IS NULL OR status = :status)
+UNION ALL
+SELECT {held_read} FROM claimq_held
+WHERE {find_where}
+  AND (:status IS NULL OR :status = 'held')
 ORDER BY id DESC
 LIMIT :limit

@@ -2,7 +2,8 @@
 -- backend): rows of one queue (or of every queue but those with a policy of their own)
 -- finished before :before, or older than the queue's :keep_rows newest. `upto`, the later of
 -- the two limits, bounds the index range read (once nothing is left to delete, a batch reads
--- no younger row). The statement starts with DELETE, so that sqlite3 counts its rows.
+-- no younger row). A row of a workflow with a job still live or held stays; the workflows
+-- of the rows deleted are returned (the backend then forgets those with no job left).
 DELETE FROM {table} WHERE id IN (
     WITH beyond AS (
         SELECT t.finished_at, t.id FROM {table} t
@@ -22,6 +23,8 @@ DELETE FROM {table} WHERE id IN (
       AND (:queue IS NOT NULL OR t.queue NOT IN (SELECT value FROM json_each(:skip)))
       AND (t.finished_at < :before
            OR (t.finished_at, t.id) <= (SELECT b.finished_at, b.id FROM beyond b))
+      AND {workflow_done}
     ORDER BY t.finished_at
     LIMIT :batch
 )
+RETURNING workflow_id

@@ -1,0 +1,4 @@
+-- :counts: a JSON array of [held id, more edges to wait for] (spawn).
+UPDATE claimq_held SET waiting = waiting + c.n, updated_at = :now
+FROM (SELECT value ->> 0 AS job, value ->> 1 AS n FROM json_each(:counts)) AS c
+WHERE claimq_held.id = c.job

@@ -1,0 +1,1 @@
+SELECT id FROM claimq_workflows WHERE idempotency_key = :key

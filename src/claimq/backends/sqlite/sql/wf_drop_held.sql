@@ -1,0 +1,1 @@
+DELETE FROM claimq_held WHERE id IN (SELECT value FROM json_each(:ids))

@@ -1,0 +1,1 @@
+DELETE FROM claimq_deps WHERE workflow_id IN (SELECT value FROM json_each(:ids))

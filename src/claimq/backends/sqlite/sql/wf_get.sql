@@ -1,0 +1,1 @@
+SELECT id, name, idempotency_key, on_failure, created_at FROM claimq_workflows WHERE id = :id

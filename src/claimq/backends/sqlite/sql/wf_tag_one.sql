@@ -1,0 +1,1 @@
+UPDATE claimq_jobs SET workflow_id = :workflow_id WHERE id = :id
