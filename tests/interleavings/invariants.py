@@ -89,10 +89,46 @@ def one_live_holder(w: Reader) -> list[str]:
 def _all_jobs(w: Reader, columns: str) -> Iterable[tuple[str, tuple[Any, ...]]]:
     """`columns` of every job, live, archived or dead, in one statement (one snapshot: a job
     moving between tables meanwhile is seen in exactly one of them)."""
-    sql = " UNION ALL ".join(f"SELECT '{t}', {columns} FROM {w.table(t)}"
-                             for t in ("jobs", "archive", "dead"))
+    tables = ("jobs", "held", "archive", "dead") if _has_workflows(w) else (
+        "jobs", "archive", "dead")
+    sql = " UNION ALL ".join(f"SELECT '{t}', {columns} FROM {w.table(t)}" for t in tables)
     for row in w.rows(sql):
         yield str(row[0]), tuple(row[1:])
+
+
+def _has_workflows(w: Reader) -> bool:
+    """Whether the database has the workflow tables (a backend may not have them yet)."""
+    known = getattr(w, "_has_held", None)
+    if known is None:
+        try:
+            w.rows(f"SELECT count(*) FROM {w.table('held')} WHERE 1 = 0")
+            known = True
+        except Exception:  # noqa: BLE001 - no such table, whatever the backend calls that
+            known = False
+        setattr(w, "_has_held", known)  # noqa: B010 - a cache on whichever reader it is
+    return bool(known)
+
+
+def held_counts_its_edges(w: Reader) -> list[str]:
+    """Every held job's `waiting` is the number of its unresolved edges, and above zero (a job
+    with none left is released in the transaction that resolved its last one)."""
+    if not _has_workflows(w):
+        return []
+    rows = w.rows(f"SELECT h.id, h.waiting, (SELECT count(*) FROM {w.table('deps')} e "
+                  f"WHERE e.child = h.id AND NOT e.resolved) FROM {w.table('held')} h")
+    return [f"held job {i} waits for {n} but has {edges} unresolved edge(s)"
+            for i, n, edges in rows if int(n) != int(edges) or int(n) <= 0]
+
+
+def never_released_early(w: Reader) -> list[str]:
+    """No live job has an unresolved dependency (it was released only once every edge into it
+    was resolved, and nothing unresolves the edges of a live job)."""
+    if not _has_workflows(w):
+        return []
+    rows = w.rows(f"SELECT e.child, e.parent FROM {w.table('deps')} e "
+                  f"JOIN {w.table('jobs')} j ON j.id = e.child WHERE NOT e.resolved")
+    return [f"job {child} is live while its dependency {parent} is unresolved"
+            for child, parent in rows]
 
 
 def one_job_per_tick(w: Reader) -> list[str]:
@@ -106,7 +142,7 @@ def one_job_per_tick(w: Reader) -> list[str]:
 
 
 def no_job_lost(w: Reader) -> list[str]:
-    """Every job the world queued is in exactly one of live, archive and dead."""
+    """Every job the world queued is in exactly one of live, held, archive and dead."""
     seen: Counter[int] = Counter()
     where: dict[int, list[str]] = {}
     for table, (job_id,) in _all_jobs(w, "id"):
@@ -162,6 +198,7 @@ def claims_respect_breakers(w: Reader) -> list[str]:
 CHECKS: list[Callable[[Reader], list[str]]] = [
     keys_within_limit, one_of_sequence, max_workers, one_live_holder, one_job_per_tick,
     no_job_lost, claims_respect_run_at_and_pause, claims_respect_breakers,
+    held_counts_its_edges, never_released_early,
 ]
 
 

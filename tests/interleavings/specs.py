@@ -19,7 +19,8 @@ from typing import Any
 from interleave import World, claim, complete, fail, settle
 from invariants import claimed_once, one_owner_wins
 
-from claimq.backends.base import Owned
+from claimq._validate import new_job
+from claimq.backends.base import NewWorkflow, Owned
 from claimq.errors import KeyHeld
 
 BACKENDS = ("sqlite", "postgresql", "mariadb")
@@ -31,16 +32,28 @@ Ctx = dict[str, Any]
 
 
 def points() -> dict[str, set[str]]:
-    """Each backend's pause points: those in its own folder and those outside every backend
-    folder (code above the backend runs on all of them)."""
+    """Each backend's pause points: those in its own folder, those of a shared backend module
+    (backends/_NAME.py) that its backend.py imports, and those outside every backend folder
+    (code above the backend runs on all of them)."""
     found: dict[str, set[str]] = {b: set() for b in BACKENDS}
     for path in SRC.rglob("*.py"):
         names = set(_POINT.findall(path.read_text()))
         owners = [b for b, folder in _FOLDER.items()
                   if f"backends/{folder}/" in path.as_posix()]
-        for backend in owners or BACKENDS:
+        if path.parent.name == "backends" and path.name.startswith("_"):
+            owners = [b for b, folder in _FOLDER.items() if _imports(folder, path.stem)]
+        elif not owners:
+            owners = list(BACKENDS)
+        for backend in owners:
             found[backend] |= names
     return found
+
+
+def _imports(folder: str, module: str) -> bool:
+    """Whether backends/<folder>/backend.py imports the shared module backends/<module>.py
+    (e.g. _workflow: the release rule SQLite and MariaDB run, PostgreSQL writes in SQL)."""
+    text = (SRC / "backends" / folder / "backend.py").read_text()
+    return re.search(rf"\bimport {module}\b|backends\.{module}\b", text) is not None
 
 
 @dataclass(frozen=True)
@@ -394,6 +407,131 @@ def key_still_held(w: World, c: Ctx, o: Any) -> list[str]:
     return [] if again == c["ids"][0] else [f"the key went to a duplicate {again}"]
 
 
+# -- workflows (issue 26) -------------------------------------------------------------------------
+
+
+def workflow(n: int, after: list[list[tuple[int, str | None]]], claimed: tuple[int, ...] = (),
+             done: tuple[int, ...] = (), failed: tuple[int, ...] = (),
+             on_failure: str = "cancel") -> Callable[[World], Ctx]:
+    """A workflow of `n` jobs (`after`: per job, its dependencies as (index, policy)); the jobs
+    at `claimed` claimed by the setup worker (ctx "jobs", in that order), then those at `done`
+    completed and those at `failed` failed for good by it."""
+    def make(w: World) -> Ctx:
+        jobs = [new_job(task="t.work", payload={"n": i}, queue=Q) for i in range(n)]
+        deps = after + [[] for _ in range(n - len(after))]
+        added = w.b.backend.add_workflow(
+            NewWorkflow("wf", None, on_failure, jobs, deps, [None] * n), 3600.0)
+        w.enqueued.update(added.job_ids)
+        ids = added.job_ids
+        got = {j.id: j for j in w.claim(queues=[Q], limit=n)} if claimed else {}
+        owned = [got[ids[i]] for i in claimed]
+        others = [Owned(j.id, str(j.claim_token)) for j in got.values() if j not in owned]
+        if others:  # claimed along, not asked for: back to pending
+            assert w.b.backend.release(others) == {o.id for o in others}
+        if done:
+            complete(w.b, [got[ids[i]] for i in done])
+        if failed:
+            assert fail(w.b, [got[ids[i]] for i in failed], permanent=True).dead == {
+                ids[i] for i in failed}
+        return {"ids": ids, "jobs": owned, "workflow": added.id}
+    return make
+
+
+def complete_job(app: str, k: int) -> Callable[[World, Ctx], Any]:
+    """Completes the k-th claimed job of the world (ctx "jobs") with its token."""
+    return lambda w, c: complete(getattr(w, app), [c["jobs"][k]])
+
+
+def cancel_job(app: str, i: int) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.cancel(c["ids"][i])
+
+
+def resurrect_job(app: str, i: int) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.resurrect(c["ids"][i])
+
+
+def _place(w: World, job_id: int) -> list[tuple[str, Any]]:
+    """The tables that hold `job_id`, with its status or reason there."""
+    found = []
+    for table, column in (("jobs", "status"), ("held", "waiting"), ("archive", "id"),
+                          ("dead", "reason")):
+        found += [(table, r[0]) for r in w.rows(
+            f"SELECT {column} FROM {w.table(table)} WHERE id = {int(job_id)}")]
+    return found
+
+
+def is_at(i: int, *where: tuple[str, Any]) -> Callable[[World, Ctx, Any], list[str]]:
+    """Job i of the world ends in one of `where` ((table, status or reason); None: any)."""
+    def check(w: World, c: Ctx, o: Any) -> list[str]:
+        place = _place(w, c["ids"][i])
+        ok = len(place) == 1 and any(
+            place[0][0] == t and (v is None or place[0][1] == v) for t, v in where)
+        return [] if ok else [f"job {c['ids'][i]} is in {place}, expected one of {where}"]
+    return check
+
+
+def answered(side: str, expected: Any) -> Callable[[World, Ctx, Any], list[str]]:
+    def check(w: World, c: Ctx, o: Any) -> list[str]:
+        got = getattr(o, f"{side}_result")
+        return [] if got == expected else [f"{side} answered {got!r}, not {expected!r}"]
+    return check
+
+
+def restale(w: World) -> Ctx:
+    """a -> c; a's first claim's lease ran out and the reaper gave it back; a is claimed again.
+    ctx "jobs": [a's current claim, a's stale claim]."""
+    ctx = workflow(2, [[], [(0, None)]], claimed=(0,))(w)
+    stale = ctx["jobs"][0]
+    w.clock.advance(60)
+    assert w.b.backend.reap().requeued == [stale.id]
+    [again] = w.claim(queues=[Q], limit=1)
+    return {**ctx, "jobs": [again, stale]}
+
+
+_RESURRECTED = (("jobs", "pending"),)
+_WORKFLOW_SPECS: list[Spec] = [
+    # two parents of one child finish at the same instant in two workers: one release
+    Spec("complete x complete, one child", "release.decremented",
+         workflow(3, [[], [], [(0, None), (1, None)]], claimed=(0, 1)),
+         complete_job("a", 0), complete_job("b", 1), is_at(2, ("jobs", "pending"))),
+    # the last parent's completion, and its answer lost and sent again (same token)
+    Spec("complete x the same completion again", "release.moved",
+         workflow(2, [[], [(0, None)]], claimed=(0,)), complete_job("a", 0),
+         complete_job("b", 0), both(is_at(1, ("jobs", "pending")), answered("b", set()))),
+    # a stale token's completion (the reaper gave the job to another claim) releases nothing
+    Spec("complete x stale completion", "release.decremented", restale,
+         complete_job("a", 0), complete_job("b", 1),
+         both(is_at(1, ("jobs", "pending")), answered("b", set()))),
+    Spec("stale completion x complete", "release.moved", restale,
+         complete_job("a", 0), complete_job("b", 1),
+         both(is_at(1, ("jobs", "pending")), answered("b", set()))),
+    # cancel of the child while its last parent's completion releases it
+    *[Spec("complete x cancel of the child", point,
+           workflow(2, [[], [(0, None)]], claimed=(0,)), complete_job("a", 0),
+           cancel_job("b", 1), both(is_at(1, ("dead", "cancelled")),
+                                    answered("b", "cancelled")))
+      for point in ("release.decremented", "release.moved")],
+    # cancel of a parent (its edge 'run') racing the other parent's completion
+    Spec("cancel of a parent x complete of the other", "release.decremented",
+         workflow(3, [[], [], [(0, "run"), (1, None)]], claimed=(1,)),
+         cancel_job("a", 0), complete_job("b", 0), is_at(2, ("jobs", "pending"))),
+    # resurrect of a failed step racing a cancel of it, or of the dependent it brings back
+    Spec("resurrect x cancel of it", "resurrect.unburied",
+         workflow(2, [[], [(0, None)]], claimed=(0,), failed=(0,)), resurrect_job("a", 0),
+         cancel_job("b", 0), both(answered("a", True), answered("b", "cancelled"),
+                                  is_at(0, ("dead", "cancelled")),
+                                  is_at(1, ("dead", "dependency_failed")))),
+    Spec("resurrect x cancel of its dependent", "resurrect.unburied",
+         workflow(2, [[], [(0, None)]], claimed=(0,), failed=(0,)), resurrect_job("a", 0),
+         cancel_job("b", 1), both(answered("b", "cancelled"), is_at(0, *_RESURRECTED),
+                                  is_at(1, ("dead", "cancelled")))),
+    Spec("resurrect x resurrect, a workflow job", "resurrect.unburied",
+         workflow(2, [[], [(0, None)]], claimed=(0,), failed=(0,)), resurrect_job("a", 0),
+         resurrect_job("b", 0), both(resurrected_once, is_at(0, *_RESURRECTED),
+                                     is_at(1, ("held", 1)))),
+]
+
+
 # -- the matrix -----------------------------------------------------------------------------------
 
 SPECS: list[Spec] = [
@@ -538,6 +676,7 @@ SPECS: list[Spec] = [
     Spec("breaker set x fail", "breaker.set", running(1),
          lambda w, c: w.a.configure_breaker("t.work", failures=1, queue=Q),
          lambda w, c: fail(w.b, c["jobs"])),
+    *_WORKFLOW_SPECS,
 ]
 
 # Points whose specs come with the fixes that add them (the coordinator moves each here from

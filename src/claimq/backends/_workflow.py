@@ -17,8 +17,9 @@ What a backend passes in (the MariaDB side implements the same):
   workflow_id is set (after the backend's own idempotency-key check).
 - `workflow_edges` / `spawn_edges`: add_workflow's and spawn's edge bookkeeping (pure).
 
-The pause points (`release.decremented`, `release.moved`) are here, so they are on every
-backend that imports this module (tests/interleavings/specs.py counts them so).
+The pause points (`release.decremented`, `release.moved`, `resurrect.unburied`) are here, so
+they are on every backend whose backend.py imports this module (tests/interleavings/specs.py
+counts them so).
 """
 
 from __future__ import annotations
@@ -230,6 +231,7 @@ def resurrect(
         seen.update(found)
         restored += found
         frontier = found
+    pause("resurrect.unburied")  # every job restored to held, none re-derived yet
     marks: list[tuple[int, int, bool]] = []
     waiting: Counter[int] = Counter({c: 0 for c in restored})
     doomed: dict[int, InEdge] = {}
