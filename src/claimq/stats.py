@@ -40,7 +40,8 @@ class TaskStats:
     pending: due now; scheduled: due later; running: fetched or processing; past_lease: running
     jobs whose lease ran out (their worker stalled or died: the reaper takes them back);
     oldest_due_age: seconds the oldest due job has waited (a single stuck job shows here even
-    when the depth looks fine); dead_by_reason: dead letters held now. Over the last `window`
+    when the depth looks fine); held: workflow jobs waiting for their dependencies;
+    dead_by_reason: dead letters held now. Over the last `window`
     seconds: completed_per_minute (archived), failed_per_minute (dead-lettered, cancels not
     counted), attempts_per_job (mean over the jobs that finished), wait (due -> start of the
     attempt that completed) and run (start -> finish) percentiles of the completed jobs."""
@@ -52,6 +53,7 @@ class TaskStats:
     past_lease: int = 0
     oldest_due_age: float | None = None
     dead_by_reason: dict[str, int] = field(default_factory=dict)
+    held: int = 0
     completed_per_minute: float = 0.0
     failed_per_minute: float = 0.0
     attempts_per_job: float | None = None
@@ -93,10 +95,10 @@ class Stats:
 
 class _Sums:
     __slots__ = ("pending", "scheduled", "running", "past_lease", "oldest", "dead",
-                 "completed", "failed", "finished", "attempts")
+                 "completed", "failed", "finished", "attempts", "held")
 
     def __init__(self) -> None:
-        self.pending = self.scheduled = self.running = self.past_lease = 0
+        self.pending = self.scheduled = self.running = self.past_lease = self.held = 0
         self.completed = self.failed = self.finished = self.attempts = 0
         self.oldest: float | None = None
         self.dead: dict[str, int] = {}
@@ -106,6 +108,7 @@ class _Sums:
         self.scheduled += row.scheduled
         self.running += row.running
         self.past_lease += row.past_lease
+        self.held += row.held
         if row.oldest_due_age is not None:
             self.oldest = max(self.oldest or 0.0, row.oldest_due_age)
 
@@ -133,6 +136,7 @@ def _figures(
         "name": name, "pending": sums.pending, "scheduled": sums.scheduled,
         "running": sums.running, "past_lease": sums.past_lease,
         "oldest_due_age": sums.oldest, "dead_by_reason": dict(sorted(sums.dead.items())),
+        "held": sums.held,
         "completed_per_minute": sums.completed / minutes,
         "failed_per_minute": sums.failed / minutes,
         "attempts_per_job": sums.attempts / sums.finished if sums.finished else None,

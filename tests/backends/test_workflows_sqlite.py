@@ -430,3 +430,14 @@ def test_a_queue_without_workflows_never_reads_the_workflow_tables(
     touched = [s for s in statements if "claimq_deps" in s or "claimq_held" in s
                or "claimq_workflows" in s]
     assert statements and not touched
+
+
+def test_stats_count_held_jobs(backend: SQLiteBackend) -> None:
+    from claimq.stats import build
+
+    backend.add_workflow(workflow(["a", "b", "c"], [[], [0], [0]]), RETENTION)
+    stats = build(backend.stats(60), 60)
+    task_b = stats.task("b")
+    queue = stats.queue("default")
+    assert task_b is not None and queue is not None
+    assert (task_b.held, task_b.pending, queue.held, queue.pending) == (1, 0, 2, 1)

@@ -224,6 +224,7 @@ class LiveRow(NamedTuple):
     running: int  # fetched or processing
     past_lease: int  # running with their lease run out
     oldest_due_age: float | None  # seconds the oldest due job has waited
+    held: int = 0  # workflow jobs waiting for their dependencies (the held table)
 
 
 class DeadRow(NamedTuple):

@@ -1,9 +1,18 @@
--- Live jobs by queue and task (the jobs table holds live jobs only).
-SELECT queue, task,
-       count(*) FILTER (WHERE status = 'pending' AND run_at <= :now) AS pending,
-       count(*) FILTER (WHERE status = 'pending' AND run_at > :now) AS scheduled,
-       count(*) FILTER (WHERE status <> 'pending') AS running,
-       count(*) FILTER (WHERE status <> 'pending' AND lease_until < :now) AS past_lease,
-       :now - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= :now) AS oldest_due_age
-FROM claimq_jobs
+-- Live jobs by queue and task (the jobs table holds live jobs only), and held workflow jobs.
+SELECT queue, task, sum(pending), sum(scheduled), sum(running), sum(past_lease),
+       max(oldest_due_age), sum(held)
+FROM (
+    SELECT queue, task,
+           count(*) FILTER (WHERE status = 'pending' AND run_at <= :now) AS pending,
+           count(*) FILTER (WHERE status = 'pending' AND run_at > :now) AS scheduled,
+           count(*) FILTER (WHERE status <> 'pending') AS running,
+           count(*) FILTER (WHERE status <> 'pending' AND lease_until < :now) AS past_lease,
+           :now - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= :now)
+               AS oldest_due_age,
+           0 AS held
+    FROM claimq_jobs
+    GROUP BY queue, task
+    UNION ALL
+    SELECT queue, task, 0, 0, 0, 0, NULL, count(*) FROM claimq_held GROUP BY queue, task
+)
 GROUP BY queue, task
