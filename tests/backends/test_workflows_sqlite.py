@@ -441,3 +441,14 @@ def test_stats_count_held_jobs(backend: SQLiteBackend) -> None:
     queue = stats.queue("default")
     assert task_b is not None and queue is not None
     assert (task_b.held, task_b.pending, queue.held, queue.pending) == (1, 0, 2, 1)
+
+
+def test_purge_forgets_workflows_left_without_jobs(backend: SQLiteBackend) -> None:
+    added = backend.add_workflow(workflow(["a", "b"], [[], [0]]), RETENTION)
+    a, b = added.job_ids
+    complete(backend, claim(backend, a)[a])
+    assert backend.purge("archive") == 0  # b still waits for a's result
+    complete(backend, claim(backend, b)[b])
+    assert backend.purge("archive") == 2
+    assert backend.get_workflow(added.id) is None
+    assert raw(backend, "SELECT count(*) FROM claimq_deps") == [(0,)]

@@ -1359,7 +1359,8 @@ class SQLiteBackend(PlainOptionalParts):
     @staticmethod
     def _forget_workflows(conn: sqlite3.Connection, ids: Sequence[int] | None) -> None:
         """Workflows among `ids` (None: all) with no job left anywhere: row and edges gone."""
-        gone = conn.execute(_Q.wf_forget, {"ids": None if ids is None else _ids(ids)}).fetchall()
+        gone = (conn.execute(_Q.wf_forget_all) if ids is None
+                else conn.execute(_Q.wf_forget, {"ids": _ids(ids)})).fetchall()
         if gone:
             conn.execute(_Q.wf_forget_edges, {"ids": _ids(r[0] for r in gone)})
 
