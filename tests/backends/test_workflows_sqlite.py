@@ -452,3 +452,29 @@ def test_purge_forgets_workflows_left_without_jobs(backend: SQLiteBackend) -> No
     assert backend.purge("archive") == 2
     assert backend.get_workflow(added.id) is None
     assert raw(backend, "SELECT count(*) FROM claimq_deps") == [(0,)]
+
+
+def test_migrating_a_database_with_jobs_keeps_them_outside_any_workflow(
+        tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    from claimq.backends.sqlite import backend as module
+
+    url = f"sqlite:///{tmp_path}/old.db"
+    before = [m for m in module._MIGRATIONS if m[0] < 13]
+    monkeypatch.setattr(module, "_MIGRATIONS", before)
+    old = open_backend(url, clock=clock)
+    assert old.migrate()[-1] == 12
+    ids = old.enqueue([job("a"), job("b")], RETENTION)
+    [first] = old.claim("w", None, 1, 30, start=True)
+    old.close()
+    monkeypatch.undo()
+    new = open_backend(url, clock=clock)
+    assert isinstance(new, SQLiteBackend)
+    assert new.migrate() == [13]
+    new.check_schema()
+    assert complete(new, first) == {first.id}
+    found = new.get_job(ids[1])
+    assert found is not None and found.status == Status.PENDING and found.workflow_id is None
+    archived = new.get_job(first.id)
+    assert archived is not None and archived.workflow_id is None
+    assert raw(new, "SELECT count(*) FROM claimq_workflows") == [(0,)]
+    new.close()

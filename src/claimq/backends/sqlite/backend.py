@@ -1233,13 +1233,16 @@ class SQLiteBackend(PlainOptionalParts):
     @mapped
     def workflow_graph(self, workflow_id: int) -> tuple[list[Job], list[Edge]]:
         conn = self._conn()
-        conn.execute("BEGIN")  # one snapshot for both reads
+        own = not conn.in_transaction  # (inside app.transaction(): its snapshot already)
+        if own:
+            conn.execute("BEGIN")  # one snapshot for both reads
         try:
             jobs = [_row_to_job(r) for r in conn.execute(_Q.wf_graph_jobs, {"id": workflow_id})]
             edges = [Edge(r[0], r[1], r[2], bool(r[3]))
                      for r in conn.execute(_Q.wf_edges, {"id": workflow_id})]
         finally:
-            conn.execute("COMMIT")
+            if own:
+                conn.execute("COMMIT")
         return jobs, edges
 
     @mapped
