@@ -478,3 +478,105 @@ def test_migrating_a_database_with_jobs_keeps_them_outside_any_workflow(
     assert archived is not None and archived.workflow_id is None
     assert raw(new, "SELECT count(*) FROM claimq_workflows") == [(0,)]
     new.close()
+
+
+# -- a random DAG, drained, then retried ---------------------------------------------------------
+
+
+def _expected(n: int, parents: dict[int, list[tuple[int, str]]], fails: set[int],
+              run_if: dict[int, str | None]) -> dict[int, str]:
+    """Each node's end by the rule: 'dependency_failed' (a 'cancel' edge from a parent that
+    ended dead), 'held' (waits for ever: a 'wait' edge from a dead parent, or a parent held),
+    'skipped' (run_if='failed' and no 'run' edge from a dead parent), 'dead', 'succeeded'."""
+    end: dict[int, str] = {}
+    for i in range(n):
+        ps = parents.get(i, [])
+        dead = [(p, pol) for p, pol in ps if end[p] in ("dead", "dependency_failed")]
+        if any(pol == "cancel" for _, pol in dead):
+            end[i] = "dependency_failed"
+        elif any(end[p] == "held" for p, _ in ps) or any(pol == "wait" for _, pol in dead):
+            end[i] = "held"
+        elif run_if.get(i) == "failed" and not dead:
+            end[i] = "skipped"
+        else:
+            end[i] = "dead" if i in fails else "succeeded"
+    return end
+
+
+def _drain(b: SQLiteBackend, ids: list[int], parents: dict[int, list[tuple[int, str]]],
+           fails: set[int], rng: Any, runs: dict[int, int], retried: bool = False) -> None:
+    """Claims and settles until nothing is pending; at each claim, every edge into the job is
+    resolved and every dependency has ended as its edge allows (archived, or dead under 'run';
+    after a retry, a 'run' edge counted before may lead from a parent running again)."""
+    node = {job_id: i for i, job_id in enumerate(ids)}
+    while True:
+        claimed = b.claim("w", None, 7, 30, start=True)
+        if not claimed:
+            return
+        rng.shuffle(claimed)
+        for j in claimed:
+            i = node[j.id]
+            assert raw(b, "SELECT count(*) FROM claimq_deps WHERE child = ? AND NOT resolved",
+                       j.id) == [(0,)]
+            for p, policy in parents.get(i, []):
+                parent = b.get_job(ids[p])
+                assert parent is not None
+                assert parent.status == Status.SUCCEEDED or (policy == "run" and (
+                    parent.status == Status.DEAD or retried)), (i, p, parent.status)
+            runs[i] = runs.get(i, 0) + 1
+            if i in fails:
+                fail(b, j)
+            else:
+                complete(b, j, str(i))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_random_dag_ends_as_the_rule_says_and_retry_finishes_it(
+        backend: SQLiteBackend, seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    n = 60
+    parents: dict[int, list[tuple[int, str]]] = {}
+    for i in range(5, n):
+        chosen = rng.sample(range(i), rng.randint(1, min(3, i)))
+        parents[i] = [(p, rng.choice(["cancel", "cancel", "run", "wait"])) for p in chosen]
+    fails = {i for i in range(n) if rng.random() < 0.08}
+    run_if = {i: "failed" for i in range(5, n) if rng.random() < 0.1}
+    wf = NewWorkflow("random", None, "cancel", [job(f"n{i}") for i in range(n)],
+                     [parents.get(i, []) for i in range(n)], [run_if.get(i) for i in range(n)])
+    added = backend.add_workflow(wf, RETENTION)
+    ids = added.job_ids
+    runs: dict[int, int] = {}
+    _drain(backend, ids, parents, fails, rng, runs)
+
+    want = _expected(n, parents, fails, run_if)
+    for i, job_id in enumerate(ids):
+        found = backend.get_job(job_id)
+        assert found is not None
+        got = {Status.HELD: "held", Status.DEAD: found.reason or "dead"}.get(
+            found.status, found.status.value)
+        if want[i] == "skipped":
+            assert (got, found.started_at, runs.get(i)) == ("succeeded", None, None), i
+        elif want[i] == "dead":
+            assert got == "permanent_error", (i, got)
+        else:
+            assert got == want[i], (i, got, want[i])
+        assert runs.get(i, 0) == (1 if want[i] in ("dead", "succeeded") else 0), i
+    assert raw(backend, "SELECT count(*) FROM claimq_held h WHERE waiting <> (SELECT count(*) "
+                        "FROM claimq_deps e WHERE e.child = h.id AND NOT e.resolved)") == [(0,)]
+
+    # retry: the failed steps run again (and succeed now); nothing that finished runs again
+    retried = backend.retry_workflow(added.id)
+    assert sorted(retried) == sorted(ids[i] for i in range(n) if want[i] == "dead")
+    before = dict(runs)
+    _drain(backend, ids, parents, set(), rng, runs, retried=True)
+    for i, job_id in enumerate(ids):
+        found = backend.get_job(job_id)
+        assert found is not None and found.status == Status.SUCCEEDED, (i, found.status)
+        again = runs.get(i, 0) - before.get(i, 0)
+        # a run_if='failed' job whose dependencies all succeed now is archived unrun
+        rerun = want[i] not in ("succeeded", "skipped") and i not in run_if
+        assert again == (1 if rerun else 0), (i, want[i], again)
+    info = backend.get_workflow(added.id)
+    assert info is not None and info.counts == {"succeeded": n} and info.finished_at is not None
