@@ -580,3 +580,22 @@ def test_a_random_dag_ends_as_the_rule_says_and_retry_finishes_it(
         assert again == (1 if rerun else 0), (i, want[i], again)
     info = backend.get_workflow(added.id)
     assert info is not None and info.counts == {"succeeded": n} and info.finished_at is not None
+
+
+def test_release_of_a_cancelled_job_and_the_reaper_release_its_dependents(
+        backend: SQLiteBackend, clock: FakeClock) -> None:
+    wf = NewWorkflow("w", None, "cancel", [job("a"), job("b"), job("r", max_attempts=1),
+                                           job("s")],
+                     [[], [(0, None)], [], [(2, "run")]], [None] * 4)
+    a, b, r, s = backend.add_workflow(wf, RETENTION).job_ids
+    jobs = claim(backend, a, r)
+    assert backend.cancel(a) == "cancel_requested"
+    assert status(backend, b) == "held"
+    token = jobs[a].claim_token
+    assert token is not None and backend.release([Owned(a, token)]) == {a}
+    found = backend.get_job(a)
+    assert found is not None and found.reason == "cancelled"
+    assert status(backend, b) == "dead"
+    clock.advance(60)
+    assert backend.reap().dead == [r]
+    assert status(backend, s) == "pending"  # its edge from r is under 'run'

@@ -800,8 +800,8 @@ class SQLiteBackend(PlainOptionalParts):
                 result.lost.add(item.id)
                 continue
             if ends_job(item.permanent, owned["attempts"], owned["max_attempts"]):
-                # (the writer lock: the row read is there)
-                if conn.execute(_Q.fail_bury, params).fetchone()[0] is not None:
+                buried = conn.execute(_Q.fail_bury, params).fetchall()  # (the writer lock:
+                if buried and buried[0][0] is not None:  # the row read is there)
                     ended.append(item.id)
                 pause("fail.buried")
                 conn.execute(_Q.delete_owned, params)
