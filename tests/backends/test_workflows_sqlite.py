@@ -333,6 +333,8 @@ def test_spawn_outside_a_workflow_makes_one_named_after_the_task(backend: SQLite
     [s] = backend.enqueue([job("parent_task")], RETENTION)
     owner = claim(backend, s)[s]
     assert owner.claim_token is not None
+    assert backend.spawn(Owned(s, owner.claim_token), [], [], RETENTION) == []
+    assert raw(backend, "SELECT count(*) FROM claimq_workflows") == [(0,)]
     [child] = backend.spawn(Owned(s, owner.claim_token), [job("c")], [[]], RETENTION) or [0]
     found, spawned = backend.get_job(s), backend.get_job(child)
     assert found is not None and spawned is not None

@@ -1188,6 +1188,8 @@ class SQLiteBackend(PlainOptionalParts):
                                    ).fetchone()
             if spawner is None:
                 return None
+            if not jobs:  # nothing to add: nothing written (not even a workflow of its own)
+                return []
             task, workflow_id, default = spawner
             if workflow_id is None:  # a one-job workflow, named after its task, first
                 default = "cancel"
