@@ -136,7 +136,11 @@ class Steps(Protocol):
         ...
 
     def in_edges(self, children: Sequence[int]) -> list[InEdge]:
-        """Every edge into these jobs, with its parent's place (live, archive, dead)."""
+        """Every edge into these jobs, with its parent's place (live, archive, dead).
+        MariaDB: lock the edges (FOR UPDATE, as out_edges does), so that a parent read as
+        live cannot finish before this transaction commits: its completion's out_edges waits
+        and then sees the edge unresolved and the job held (else it resolves the edge for a
+        job it cannot see yet, and the job waits for ever)."""
         ...
 
     def mark(self, edges: Sequence[tuple[int, int, bool]]) -> None:
