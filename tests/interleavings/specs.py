@@ -525,6 +525,12 @@ _WORKFLOW_SPECS: list[Spec] = [
          workflow(2, [[], [(0, None)]], claimed=(0,), failed=(0,)), resurrect_job("a", 0),
          cancel_job("b", 1), both(answered("b", "cancelled"), is_at(0, *_RESURRECTED),
                                   is_at(1, ("dead", "cancelled")))),
+    # the restored dependent's other parent completes while the resurrect re-derives its
+    # edges: that parent's end is counted exactly once (never taken for live and lost)
+    Spec("resurrect x the restored job's other parent completing", "resurrect.unburied",
+         workflow(3, [[], [], [(0, None), (1, None)]], claimed=(0, 1), failed=(1,)),
+         resurrect_job("a", 1), complete_job("b", 0),
+         both(answered("a", True), is_at(1, *_RESURRECTED), is_at(2, ("held", 1)))),
     Spec("resurrect x resurrect, a workflow job", "resurrect.unburied",
          workflow(2, [[], [(0, None)]], claimed=(0,), failed=(0,)), resurrect_job("a", 0),
          resurrect_job("b", 0), both(resurrected_once, is_at(0, *_RESURRECTED),
