@@ -53,7 +53,7 @@ def _imports(folder: str, module: str) -> bool:
     """Whether backends/<folder>/backend.py imports the shared module backends/<module>.py
     (e.g. _workflow: the release rule SQLite and MariaDB run, PostgreSQL writes in SQL)."""
     text = (SRC / "backends" / folder / "backend.py").read_text()
-    return re.search(rf"\bimport {module}\b|backends\.{module}\b", text) is not None
+    return re.search(rf"(?<![\w.]){module}\.\w|backends\.{module}\b", text) is not None
 
 
 @dataclass(frozen=True)

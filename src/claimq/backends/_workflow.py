@@ -224,14 +224,21 @@ def resurrect(
     dead, not restored, under 'run'); one whose parent is dead under 'cancel' is buried again
     at once; those with nothing to wait for are released. Archived jobs never run again.
     False if `job_id` is no dead letter."""
+    # Each job's in-edges are read (MariaDB: locked) before the job moves to held: the
+    # release rule's lock order, edges then held rows. Else a parent finishing meanwhile
+    # locks an edge, then waits for the held row this transaction inserted, while this one
+    # waits for that edge: a deadlock.
+    steps.in_edges([job_id])
     if not steps.unbury(job_id, payload_json, priority):
         return False
     restored = [job_id]
     seen = {job_id}
     frontier = [job_id]
     while frontier:
-        found = [c for c in steps.dead_dependents(frontier) if c not in seen]
-        found = [c for c in dict.fromkeys(found) if steps.unbury(c, None, None)]
+        found = list(dict.fromkeys(c for c in steps.dead_dependents(frontier) if c not in seen))
+        if found:
+            steps.in_edges(found)
+        found = [c for c in found if steps.unbury(c, None, None)]
         seen.update(found)
         restored += found
         frontier = found
