@@ -75,3 +75,11 @@ def parse_mysql_url(url: str) -> MySQLURL:
         read_timeout=read,
         pool_size=whole("pool_size", 16, 1, 10_000),
     )
+
+
+def mysqldb_driver() -> str:
+    """Which driver the importable `MySQLdb` module is: "mysqlclient", or "pymysql" when PyMySQL
+    is installed as MySQLdb (Django's MySQL backend uses whichever it is)."""
+    import MySQLdb
+
+    return "pymysql" if MySQLdb.__name__ == "pymysql" else "mysqlclient"

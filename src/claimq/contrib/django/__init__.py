@@ -65,7 +65,7 @@ def _mysql_url(conf: dict[str, Any]) -> str:
     """claimq's `mysql://` URL for Django's MySQL/MariaDB settings, with the driver Django's
     connection uses (mysqlclient, or PyMySQL installed as MySQLdb), so that enqueue(conn=...)
     gets a connection of the backend's own driver."""
-    import MySQLdb
+    from claimq.backends.mysql._url import mysqldb_driver
 
     host = str(conf.get("HOST") or "127.0.0.1")
     if host.startswith("/"):
@@ -76,7 +76,7 @@ def _mysql_url(conf: dict[str, Any]) -> str:
     auth = f"{user}:{quote(str(password), safe='')}@" if password else (
         f"{user}@" if user else "")
     port = f":{conf['PORT']}" if conf.get("PORT") else ""
-    driver = "pymysql" if MySQLdb.__name__ == "pymysql" else "mysqlclient"
+    driver = mysqldb_driver()
     return f"mysql://{auth}{host}{port}/{quote(str(conf['NAME']), safe='')}?driver={driver}"
 
 
