@@ -32,13 +32,15 @@ def test_queue_commands(cli: Cli, app: App) -> None:
         ["queues", "activate", "activate-me"],
         ["queues", "set", "set-me", "--lease", "60", "--timeout", "30", "--json"],
         ["queues", "set", "clear-me", "--timeout", "none"],
-        ["queues", "pause", "brand-new"],
-        ["queues", "set", "rated", "--rate-limit", "10/s", "--rate-burst", "3", "--json"],
-        ["queues", "set", "unrated", "--rate-limit", "5/m"],
-        ["queues", "set", "bad-rate", "--rate-limit", "fast"],
+        ["queues", "pause", "brand-new", "--create"],
+        ["queues", "set", "rated", "--rate-limit", "10/s", "--rate-burst", "3", "--json",
+         "--create"],
+        ["queues", "set", "unrated", "--rate-limit", "5/m", "--create"],
+        ["queues", "set", "bad-rate", "--rate-limit", "fast", "--create"],
         ["queues", "set", "bad-burst", "--rate-burst", "3"],
-        ["queues", "set", "aged", "--aging", "30", "--aging-cap", "4", "--json"],
-        ["queues", "set", "per-key", "--key-rate-limit", "2/s", "--key-rate-burst", "4"],
+        ["queues", "set", "aged", "--aging", "30", "--aging-cap", "4", "--json", "--create"],
+        ["queues", "set", "per-key", "--key-rate-limit", "2/s", "--key-rate-burst", "4",
+         "--create"],
         ["queues", "set", "bad-key-burst", "--key-rate-burst", "4"],
     )
     (pause, resume, limit, unlimit, deactivate, activate, set_, clear, new, rated, _,
@@ -106,3 +108,23 @@ def test_breaker_command_and_stats(cli: Cli, app: App) -> None:
     assert "circuit breakers" in shown and "open" in shown
     off = cli("queues", "breaker", "api", "call", "--off")
     assert "has no circuit breaker" in off.ok().out and app.breakers() == []
+
+
+def test_queue_commands_refuse_an_unknown_queue(cli: Cli, app: App) -> None:
+    """`claimq queues pause typo` is an error naming the queues there are, and creates nothing
+    (issue 28); --create sets up a queue before its first job."""
+    app.enqueue("t", queue="mail")
+    app.enqueue("t", queue="reports")
+    refused = cli.many(
+        ["queues", "pause", "typo"], ["queues", "resume", "typo"],
+        ["queues", "activate", "typo"], ["queues", "deactivate", "typo", "--json"],
+        ["queues", "limit", "typo", "3"], ["queues", "set", "typo", "--lease", "60"],
+        ["queues", "breaker", "typo", "t", "--failures", "3"],
+    )
+    for result in refused:
+        result.failed(1, "no queue 'typo'; queues: mail, reports", "--create")
+    assert [q.name for q in app.queues()] == ["mail", "reports"]
+    assert app.breakers() == []
+    assert "queue typo paused (new queue created)" in cli(
+        "queues", "pause", "typo", "--create").ok().out
+    assert "queue typo resumed" in cli("queues", "resume", "typo").ok().out

@@ -1,14 +1,28 @@
-"""`claimq queues …`: queue settings (pause, resume, worker limit, activation, lease, timeout)."""
+"""`claimq queues …`: queue settings (pause, resume, worker limit, activation, lease, timeout).
+
+Every command that changes a queue refuses a queue that does not exist (exit 1, naming the
+queues there are) unless given --create: `claimq queues pause typo` must not make a queue
+`typo`. The Python API (App.configure_queue, App.pause, …) creates the queue, as documented."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from claimq import _validate
-from claimq.cli._common import EXIT_USAGE, POSITIVE_SECONDS, CliError, Seconds, _open, json_option
+from claimq.app import App
+from claimq.cli._common import (
+    EXIT_USAGE,
+    POSITIVE_SECONDS,
+    CliError,
+    F,
+    Seconds,
+    _open,
+    json_option,
+)
 from claimq.cli._main import main
 from claimq.cli._render import _emit_json, _print, _queues_table
 
@@ -29,10 +43,21 @@ def queues_list(as_json: bool) -> None:
         _print(_queues_table(found))
 
 
-def _configure(name: str, as_json: bool, done: str, **changes: Any) -> None:
+def _known(app: App, name: str, create: bool) -> bool:
+    """Whether queue `name` exists; an unknown one is an error (exit 1) unless `create`: a
+    mistyped name must not become a new, empty queue that nothing ever reads."""
+    names = [q.name for q in app.queues()]
+    if name in names or create:
+        return name in names
+    listed = ", ".join(names) if names else "none yet (a queue appears with its first job)"
+    raise CliError(f"no queue {name!r}; queues: {listed}. Give --create to set up a queue "
+                   "before its first job")
+
+
+def _configure(name: str, as_json: bool, done: str, create: bool, **changes: Any) -> None:
     _validate.queue_name(name)
     app = _open()
-    existed = any(q.name == name for q in app.queues())
+    existed = _known(app, name, create)
     info = app.configure_queue(name, **changes)
     if as_json:
         _emit_json(info)
@@ -41,14 +66,22 @@ def _configure(name: str, as_json: bool, done: str, **changes: Any) -> None:
     click.echo(f"queue {name} {done}{note}")
 
 
+def create_option(
+    help_text: str = "Create QUEUE if it does not exist yet (without it, an unknown QUEUE is "
+    "an error).",
+) -> Callable[[F], F]:
+    return click.option("--create", is_flag=True, help=help_text)
+
+
 def _switch(verb: str, help_text: str, done: str, **changes: bool) -> None:
     """`claimq queues VERB QUEUE`: one setting switched on or off."""
 
     @queues.command(verb, help=help_text)
     @click.argument("queue")
+    @create_option()
     @json_option
-    def command(queue: str, as_json: bool) -> None:
-        _configure(queue, as_json, done, **changes)
+    def command(queue: str, create: bool, as_json: bool) -> None:
+        _configure(queue, as_json, done, create, **changes)
 
 
 _switch("pause", "Stop claiming jobs of QUEUE (running jobs finish).", "paused", paused=True)
@@ -63,8 +96,9 @@ _switch(
 @queues.command("limit")
 @click.argument("queue")
 @click.argument("max_workers", metavar="N|none")
+@create_option()
 @json_option
-def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
+def queues_limit(queue: str, max_workers: str, create: bool, as_json: bool) -> None:
     """At most N jobs of QUEUE run at once across all workers; `none` lifts the limit."""
     limit: int | None
     if max_workers.strip().lower() == "none":
@@ -80,7 +114,7 @@ def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
                 EXIT_USAGE,
             )
     done = "has no worker limit" if limit is None else f"runs at most {limit} job(s) at once"
-    _configure(queue, as_json, done, max_workers=limit)
+    _configure(queue, as_json, done, create, max_workers=limit)
 
 
 @queues.command("set")
@@ -108,12 +142,14 @@ def queues_limit(queue: str, max_workers: str, as_json: bool) -> None:
 )
 @click.option("--aging-cap", "aging_cap", type=int, default=10, show_default=True, metavar="N",
               help="With --aging: the most a job's priority gains by waiting.")
+@create_option()
 @json_option
 @click.pass_context
 def queues_set(
     ctx: click.Context, queue: str, lease: float | None, timeout: float | None,
     rate_limit: str | None, rate_burst: int | None, key_rate_limit: str | None,
-    key_rate_burst: int | None, aging: float | None, aging_cap: int, as_json: bool,
+    key_rate_burst: int | None, aging: float | None, aging_cap: int, create: bool,
+    as_json: bool,
 ) -> None:
     """Change QUEUE's default lease, job timeout, rate limit, per-key rate limit and/or
     priority aging (at runtime: every worker's next claim obeys them)."""
@@ -155,7 +191,7 @@ def queues_set(
     if "aging" in changes:
         parts.append("no priority aging" if aging is None
                      else f"priority +1 every {aging:g}s waited, at most +{aging_cap}")
-    _configure(queue, as_json, "set: " + ", ".join(parts), **changes)
+    _configure(queue, as_json, "set: " + ", ".join(parts), create, **changes)
 
 
 @queues.command("breaker")
@@ -168,9 +204,10 @@ def queues_set(
 @click.option("--cooldown", type=POSITIVE_SECONDS, default=30.0, show_default=True,
               metavar="SECONDS", help="How long it stays open before one probe job runs.")
 @click.option("--off", is_flag=True, help="Remove TASK's breaker in QUEUE.")
+@create_option("Set the breaker even if QUEUE does not exist yet.")
 @json_option
 def queues_breaker(queue: str, task: str, failures: int | None, window: float, cooldown: float,
-                   off: bool, as_json: bool) -> None:
+                   off: bool, create: bool, as_json: bool) -> None:
     """TASK's circuit breaker in QUEUE, shared by every worker: N failures within the window
     open it (no worker claims TASK's jobs from QUEUE), after the cool-down one probe runs, whose
     success closes it and whose failure opens it again. Its state stays when settings change;
@@ -178,7 +215,9 @@ def queues_breaker(queue: str, task: str, failures: int | None, window: float, c
     if off == (failures is not None):
         raise CliError("give --failures N (set the breaker) or --off (remove it)", EXIT_USAGE)
     _validate.queue_name(queue)
-    info = _open().configure_breaker(task, failures=failures, window=window, cooldown=cooldown,
+    app = _open()
+    _known(app, queue, create or off)
+    info = app.configure_breaker(task, failures=failures, window=window, cooldown=cooldown,
                                      queue=queue)
     if as_json:
         _emit_json(info)
