@@ -4,6 +4,7 @@ them, the App of --database (opened and checked once per command), and the optio
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,8 +26,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # not found, nothing changed, database missing / unreachable / not migrated
 EXIT_USAGE = 2  # bad input: usage, invalid values, bad JSON; nothing was written
 
-JOB_ID = click.IntRange(1, 2**63 - 1)
-PRIORITY = click.IntRange(*_validate.PRIORITY_RANGE)
 
 
 class CliError(Exception):
@@ -118,10 +117,29 @@ def _say_error(message: str) -> None:
 # -- parameter types ---------------------------------------------------------------------------
 
 
-class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
-    """A finite number of seconds up to _validate.MAX_SECONDS; `none` too when `allow_none`."""
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhdw])")
+DURATION_HELP = "a duration such as 30s, 5m, 2h, 1d, 1h30m, or plain seconds"
 
-    name = "seconds"
+
+def parse_duration(text: str) -> float | None:
+    """Seconds from `90`, `1.5`, `30s`, `5m`, `2h`, `1d`, `1w` or a sum such as `1h30m`; None
+    for anything else (negative numbers included: callers say what they accept)."""
+    text = text.strip().lower()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if not text or _DURATION.sub("", text):
+        return None
+    return sum(float(n) * _UNITS[unit] for n, unit in _DURATION.findall(text))
+
+
+class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
+    """A duration (parse_duration: `30s`, `5m`, `1d`, plain seconds) up to
+    _validate.MAX_SECONDS, in seconds; `none` too when `allow_none`."""
+
+    name = "duration"
 
     def __init__(self, *, allow_zero: bool = True, allow_none: bool = False) -> None:
         self.allow_zero = allow_zero
@@ -133,12 +151,15 @@ class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
         text = str(value).strip()
         if self.allow_none and text.lower() == "none":
             return None
-        try:
-            number = float(text)
-        except ValueError:
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        number = parse_duration(text)
+        if number is None:
+            if text.startswith("-"):
+                self.fail(f"must be {'>= 0' if self.allow_zero else '> 0'}, got {text}",
+                          param, ctx)
+            none = " or `none`" if self.allow_none else ""
+            self.fail(f"must be {DURATION_HELP}{none}; got {text!r}", param, ctx)
         if not math.isfinite(number):
-            self.fail("must be a finite number of seconds", param, ctx)
+            self.fail("must be a finite duration", param, ctx)
         if number < 0 or (number == 0 and not self.allow_zero):
             self.fail(f"must be {'>= 0' if self.allow_zero else '> 0'}, got {text}", param, ctx)
         if number > _validate.MAX_SECONDS:
@@ -149,7 +170,44 @@ class Seconds(click.ParamType):  # type: ignore[type-arg,unused-ignore]
         return number
 
 
+class Whole(click.ParamType):  # type: ignore[type-arg,unused-ignore]
+    """A whole number from `low` to `high` (either None: no bound), with a message that says
+    so (click's IntRange says `'abc' is not a valid integer range`)."""
+
+    name = "integer"
+
+    def __init__(self, low: int | None = None, high: int | None = None) -> None:
+        self.low = low
+        self.high = high
+
+    def _bounds(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f" from {self.low} to {self.high}"
+        if self.low is not None:
+            return f" of at least {self.low}"
+        if self.high is not None:
+            return f" of at most {self.high}"
+        return ""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, int):
+            number = value
+        else:
+            try:
+                number = int(str(value).strip().replace("_", ""), 10)
+            except ValueError:
+                number = None
+            if number is None:
+                self.fail(f"must be a whole number{self._bounds()}, got {value!r}", param, ctx)
+        if number is not None and ((self.low is not None and number < self.low)
+                                   or (self.high is not None and number > self.high)):
+            self.fail(f"must be a whole number{self._bounds()}, got {number}", param, ctx)
+        return number
+
+
 SECONDS = Seconds()
+JOB_ID = Whole(1, 2**63 - 1)
+PRIORITY = Whole(*_validate.PRIORITY_RANGE)
 POSITIVE_SECONDS = Seconds(allow_zero=False)
 
 

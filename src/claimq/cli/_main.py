@@ -33,7 +33,9 @@ Exit codes:
 130  interrupted: Ctrl-C, or a worker's second SIGTERM/SIGINT (it stopped
      at once and left its running jobs to their leases)
 \b
-The database comes from --database, else $CLAIMQ_DATABASE_URL, else sqlite:///claimq.db.
+The database comes from --database (before or after the command), else
+$CLAIMQ_DATABASE_URL, else sqlite:///claimq.db. Durations take 30s, 5m, 2h,
+1d, 1h30m or plain seconds.
 Every listing takes --json (datetimes as ISO 8601 strings)."""
 
 
@@ -41,6 +43,51 @@ OPTIONAL_COMMANDS = ("demo", "bench")
 _NO_ARGS_IS_HELP: type[click.UsageError] = getattr(
     click.exceptions, "NoArgsIsHelpError", type("_Never", (click.UsageError,), {})
 )
+
+
+def _usage_message(exc: click.UsageError) -> str:
+    """`--count must be a whole number from 1 to 10000000, got 'abc'` rather than click's
+    `Invalid value for '--count': …`; other usage errors as click words them."""
+    if type(exc) is click.BadParameter and exc.param is not None:
+        param = exc.param
+        if isinstance(param, click.Option):
+            name = max(param.opts, key=len)
+        else:
+            name = (param.metavar or param.human_readable_name).upper()
+        return f"{name} {exc.message}"
+    return exc.format_message()
+
+
+DATABASE_HELP = ("sqlite:///path.db, postgresql://user@host/db?schema=claimq or "
+                 "mysql://user@host/db (env: CLAIMQ_DATABASE_URL).")
+
+
+def _set_database(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """--database given after a command (`claimq stats --database URL`): as if given before."""
+    if value is None:
+        return
+    state = ctx.find_object(_State)
+    if state is None:  # pragma: no cover - the root group's callback made it
+        ctx.ensure_object(_State).url = value
+        return
+    state.url, state.explicit = value, True
+
+
+def _database_option() -> click.Option:
+    return click.Option(
+        ["--database"], metavar="URL", expose_value=False, callback=_set_database,
+        help="The database, as before the command: " + DATABASE_HELP,
+    )
+
+
+def with_database_option(command: click.Command) -> click.Command:
+    """Adds --database to `command` and, for a group, to every command under it (once)."""
+    if not any(p.name == "database" for p in command.params):
+        command.params.append(_database_option())
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            with_database_option(sub)
+    return command
 
 
 class _Main(click.Group):
@@ -74,7 +121,8 @@ class _Main(click.Group):
         if command is None and not self._optional_loaded:
             self._load_optional_commands()
             command = super().get_command(ctx, cmd_name)
-        return command
+        # --database is taken after the command too: `claimq stats --database URL`.
+        return None if command is None else with_database_option(command)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load_optional_commands()
@@ -99,7 +147,7 @@ class _Main(click.Group):
             hint = ""
             if exc.ctx is not None:
                 hint = f" (see `{exc.ctx.command_path} --help`)"
-            _say_error(exc.format_message() + hint)
+            _say_error(_usage_message(exc) + hint)
             sys.exit(EXIT_USAGE)
         except click.ClickException as exc:
             _say_error(exc.format_message())
@@ -129,8 +177,7 @@ class _Main(click.Group):
     envvar="CLAIMQ_DATABASE_URL",
     default=DEFAULT_URL,
     show_default=True,
-    help="sqlite:///path.db, postgresql://user@host/db?schema=claimq or "
-    "mysql://user@host/db (env: CLAIMQ_DATABASE_URL).",
+    help=DATABASE_HELP + " Also accepted after the command.",
 )
 @click.version_option(__version__, "--version", prog_name="claimq")
 @click.pass_context

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from claimq.cli._common import EXIT_USAGE, CliError, _open
+from claimq.cli._common import EXIT_USAGE, CliError, Whole, _open
 from claimq.cli._main import main
 
 
 @main.command()
-@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--port", type=Whole(0, 65535), default=8080, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (anything but loopback needs tokens).")
 @click.option("--read-token", envvar="CLAIMQ_DASHBOARD_READ_TOKEN", metavar="TOKEN",

@@ -14,6 +14,7 @@ from claimq.cli._common import (
     PRIORITY,
     SECONDS,
     CliError,
+    Whole,
     _app,
     _classify,
     _open,
@@ -37,15 +38,15 @@ ENQUEUE_CHUNK = 1000
 @click.option("--payload", metavar="JSON", help="A JSON object; @FILE reads a file, - stdin.")
 @click.option("--queue", metavar="Q", help="Queue (default: the task's, else default).")
 @click.option("--priority", type=PRIORITY, help="Higher runs first (default: the task's, else 0).")
-@click.option("--delay", type=SECONDS, metavar="SECONDS", help="Run no earlier than this.")
+@click.option("--delay", type=SECONDS, metavar="DURATION", help="Run no earlier than this.")
 @click.option("--key", metavar="KEY", help="Idempotency key.")
 @click.option(
-    "--max-attempts", type=click.IntRange(*_validate.MAX_ATTEMPTS_RANGE), metavar="N",
+    "--max-attempts", type=Whole(*_validate.MAX_ATTEMPTS_RANGE), metavar="N",
     help="Attempts before dead letters (default: the task's, else 20).",
 )
 @click.option("--tag", "tags", multiple=True, metavar="T", help="A tag (repeatable).")
 @click.option(
-    "--count", type=click.IntRange(1, 10_000_000), default=1, show_default=True,
+    "--count", type=Whole(1, 10_000_000), default=1, show_default=True,
     help=f"Enqueue this many identical jobs (in transactions of {ENQUEUE_CHUNK}).",
 )
 @click.option(

@@ -17,6 +17,7 @@ from claimq.cli._common import (
     SECONDS,
     CliError,
     F,
+    Whole,
     _open,
     _say_error,
     json_option,
@@ -84,9 +85,9 @@ def _list_options(fn: F) -> F:
         click.option("--queue", metavar="Q", help="Only this queue."),
         click.option("--task", metavar="TASK", help="Only this task."),
         click.option(
-            "--limit", type=click.IntRange(1, 100_000), default=100, show_default=True
+            "--limit", type=Whole(1, 100_000), default=100, show_default=True
         ),
-        click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True),
+        click.option("--offset", type=Whole(low=0), default=0, show_default=True),
     ]):
         fn = option(fn)
     return fn
@@ -217,7 +218,7 @@ def _purge(
 def _purge_options(fn: F) -> F:
     for option in reversed([
         click.option(
-            "--older-than", type=SECONDS, metavar="SECONDS",
+            "--older-than", type=SECONDS, metavar="DURATION",
             help="Only jobs that finished at least this long ago.",
         ),
         click.option("--queue", metavar="Q", help="Only this queue."),

@@ -20,6 +20,7 @@ from claimq.cli._common import (
     CliError,
     F,
     Seconds,
+    Whole,
     _open,
     json_option,
 )
@@ -119,28 +120,28 @@ def queues_limit(queue: str, max_workers: str, create: bool, as_json: bool) -> N
 
 @queues.command("set")
 @click.argument("queue")
-@click.option("--lease", type=POSITIVE_SECONDS, metavar="SECONDS", help="Default lease.")
+@click.option("--lease", type=POSITIVE_SECONDS, metavar="DURATION", help="Default lease.")
 @click.option(
-    "--timeout", type=Seconds(allow_zero=False, allow_none=True), metavar="SECONDS|none",
+    "--timeout", type=Seconds(allow_zero=False, allow_none=True), metavar="DURATION|none",
     help="Default job timeout; `none` clears it.",
 )
 @click.option(
     "--rate-limit", "rate_limit", metavar="RATE|none",
     help="At most RATE claims for all workers together, e.g. 10/s, 100/m, 5/2s; `none` lifts it.",
 )
-@click.option("--rate-burst", "rate_burst", type=int, metavar="N",
+@click.option("--rate-burst", "rate_burst", type=Whole(), metavar="N",
               help="With --rate-limit: bursts of up to N after a quiet spell (default: its count).")
 @click.option(
     "--key-rate-limit", "key_rate_limit", metavar="RATE|none",
     help="At most RATE claims per rate key (a job's rate_key), e.g. 10/s; `none` lifts it.",
 )
-@click.option("--key-rate-burst", "key_rate_burst", type=int, metavar="N",
+@click.option("--key-rate-burst", "key_rate_burst", type=Whole(), metavar="N",
               help="With --key-rate-limit: each key's bursts of up to N.")
 @click.option(
-    "--aging", type=Seconds(allow_zero=False, allow_none=True), metavar="SECONDS|none",
-    help="A waiting job's priority counts one more every SECONDS; `none` lifts it.",
+    "--aging", type=Seconds(allow_zero=False, allow_none=True), metavar="DURATION|none",
+    help="A waiting job's priority counts one more every DURATION waited; `none` lifts it.",
 )
-@click.option("--aging-cap", "aging_cap", type=int, default=10, show_default=True, metavar="N",
+@click.option("--aging-cap", "aging_cap", type=Whole(), default=10, show_default=True, metavar="N",
               help="With --aging: the most a job's priority gains by waiting.")
 @create_option()
 @json_option
@@ -197,12 +198,12 @@ def queues_set(
 @queues.command("breaker")
 @click.argument("queue")
 @click.argument("task")
-@click.option("--failures", type=click.IntRange(1, 1_000_000), metavar="N",
+@click.option("--failures", type=Whole(1, 1_000_000), metavar="N",
               help="Open after N failed attempts of TASK within --window.")
 @click.option("--window", type=POSITIVE_SECONDS, default=60.0, show_default=True,
-              metavar="SECONDS", help="How far back failures count.")
+              metavar="DURATION", help="How far back failures count.")
 @click.option("--cooldown", type=POSITIVE_SECONDS, default=30.0, show_default=True,
-              metavar="SECONDS", help="How long it stays open before one probe job runs.")
+              metavar="DURATION", help="How long it stays open before one probe job runs.")
 @click.option("--off", is_flag=True, help="Remove TASK's breaker in QUEUE.")
 @create_option("Set the breaker even if QUEUE does not exist yet.")
 @json_option

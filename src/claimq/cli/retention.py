@@ -7,11 +7,11 @@ import dataclasses
 import click
 
 from claimq._retention import ALL_QUEUES
-from claimq.cli._common import SECONDS, _open, json_option
+from claimq.cli._common import SECONDS, Whole, _open, json_option
 from claimq.cli._main import main
 from claimq.cli._render import _age, _cell, _emit_json, _print
 
-ROWS = click.IntRange(0, 2**62)
+ROWS = Whole(0, 2**62)
 
 
 @main.group()
@@ -44,9 +44,10 @@ LIMITS = ("archive-age", "archive-rows", "dead-age", "dead-rows")
 
 @retention.command("set")
 @click.option("--queue", metavar="Q", help="This queue's own policy (default: the default's).")
-@click.option("--archive-age", type=SECONDS, metavar="SECONDS", help="Archive: at most this old.")
+@click.option("--archive-age", type=SECONDS, metavar="DURATION", help="Archive: at most this old.")
 @click.option("--archive-rows", type=ROWS, metavar="N", help="Archive: at most N rows.")
-@click.option("--dead-age", type=SECONDS, metavar="SECONDS", help="Dead letters: at most this old.")
+@click.option("--dead-age", type=SECONDS, metavar="DURATION",
+              help="Dead letters: at most this old.")
 @click.option("--dead-rows", type=ROWS, metavar="N", help="Dead letters: at most N rows.")
 @click.option("--lift", "lifted", multiple=True, type=click.Choice(LIMITS),
               help="Remove this limit (repeatable).")
@@ -98,7 +99,7 @@ def retention_partition(yes: bool) -> None:
 
 
 @retention.command("prune")
-@click.option("--batch", type=click.IntRange(1, 100_000), default=1000, show_default=True,
+@click.option("--batch", type=Whole(1, 100_000), default=1000, show_default=True,
               help="Rows per transaction.")
 @json_option
 def retention_prune(batch: int, as_json: bool) -> None:

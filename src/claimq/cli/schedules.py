@@ -13,6 +13,7 @@ from claimq.cli._common import (
     POSITIVE_SECONDS,
     PRIORITY,
     CliError,
+    Whole,
     _app,
     _open,
     _parse_payload,
@@ -70,7 +71,7 @@ def schedules_list(as_json: bool) -> None:
 
 _TIMING_OPTIONS = [
     click.option("--cron", metavar="EXPR", help="A cron expression, e.g. '*/5 * * * *'."),
-    click.option("--every", type=POSITIVE_SECONDS, metavar="SECONDS", help="A fixed interval."),
+    click.option("--every", type=POSITIVE_SECONDS, metavar="DURATION", help="A fixed interval."),
     click.option("--tz", metavar="ZONE", help="The cron's time zone (default UTC)."),
     click.option("--missed", type=click.Choice(list(MISSED)),
                  help="Ticks missed while no worker ran: latest (default), all, skip."),
@@ -79,7 +80,7 @@ _TIMING_OPTIONS = [
                  help="The job's queue (default: the task's with --app, else default)."),
     click.option("--priority", type=PRIORITY,
                  help="The job's priority (default: the task's with --app, else 0)."),
-    click.option("--max-attempts", type=click.IntRange(*_validate.MAX_ATTEMPTS_RANGE),
+    click.option("--max-attempts", type=Whole(*_validate.MAX_ATTEMPTS_RANGE),
                  metavar="N",
                  help="Attempts before dead letters (default: the task's with --app, else 20)."),
 ]

@@ -127,11 +127,11 @@ def _breakers_table(breakers: Sequence[BreakerInfo]) -> Table:
 @click.option("--watch", is_flag=True, help="Refresh until Ctrl-C.")
 @click.option(
     "--interval", type=Seconds(allow_zero=False), default=2.0, show_default=True,
-    metavar="SECONDS", help="Refresh interval of --watch.",
+    metavar="DURATION", help="Refresh interval of --watch.",
 )
 @click.option(
     "--window", type=Seconds(allow_zero=False), default=DEFAULT_WINDOW, show_default=True,
-    metavar="SECONDS", help="How far back rates, latency and attempts look.",
+    metavar="DURATION", help="How far back rates, latency and attempts look.",
 )
 @json_option
 def stats(watch: bool, interval: float, window: float, as_json: bool) -> None:

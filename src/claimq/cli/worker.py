@@ -13,6 +13,7 @@ from claimq.cli._common import (
     POSITIVE_SECONDS,
     SECONDS,
     CliError,
+    Whole,
     _check_database,
     _state,
     _use_app,
@@ -43,29 +44,29 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 @click.argument("app_path", metavar="APP")
 @click.option("--queues", "queues_text", metavar="A,B", help="Queues to serve (default: all).")
 @click.option(
-    "--concurrency", type=click.IntRange(min=1), default=10, show_default=True,
+    "--concurrency", type=Whole(low=1), default=10, show_default=True,
     help="Jobs run at once per process.",
 )
 @click.option(
-    "--prefetch", type=click.IntRange(0, 10_000), default=None, metavar="N",
+    "--prefetch", type=Whole(0, 10_000), default=None, metavar="N",
     help="Jobs claimed ahead of free slots, at most (default: the concurrency on PostgreSQL "
     "and MariaDB, none on SQLite; 0: none); only while handlers end faster than a claim's "
     "round trip.",
 )
 @click.option(
-    "--processes", type=click.IntRange(min=1), default=1, show_default=True,
+    "--processes", type=Whole(low=1), default=1, show_default=True,
     help="Worker processes.",
 )
 @click.option(
-    "--lease", type=POSITIVE_SECONDS, default=None, metavar="SECONDS",
+    "--lease", type=POSITIVE_SECONDS, default=None, metavar="DURATION",
     help="Lease length (default: each queue's).",
 )
 @click.option(
-    "--poll-interval", type=POSITIVE_SECONDS, default=1.0, show_default=True, metavar="SECONDS",
+    "--poll-interval", type=POSITIVE_SECONDS, default=1.0, show_default=True, metavar="DURATION",
     help="Longest wait between claims when the queues are empty.",
 )
 @click.option(
-    "--grace", type=SECONDS, default=30.0, show_default=True, metavar="SECONDS",
+    "--grace", type=SECONDS, default=30.0, show_default=True, metavar="DURATION",
     help="On shutdown, how long running jobs get before they are handed back.",
 )
 @click.option(
@@ -77,7 +78,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
     help="json: one JSON object per line, with event names and job fields.",
 )
 @click.option(
-    "--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+    "--metrics-port", type=Whole(0, 65535), default=None, metavar="PORT",
     help="Serve Prometheus /metrics on PORT (process i of --processes on PORT+i); needs "
     "claimq[metrics].",
 )
