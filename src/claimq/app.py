@@ -47,6 +47,7 @@ from claimq.task import Isolation, Task, default_name, takes_context
 from claimq.workflow import Workflow, WorkflowHandle
 
 DEFAULT_URL = "sqlite:///claimq.db"
+WORKER_SILENT_AFTER = 30.0  # seconds without a refresh after which App.workers() says not alive
 _WAITER_LOCK = threading.Lock()  # an App's one ResultWaiter, made once
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -804,6 +805,8 @@ class App:
         return self.backend.list_throttled_keys()
 
     def pause(self, queue: str) -> QueueInfo:
+        """configure_queue(queue, paused=True): creates the queue if it does not exist (the
+        CLI refuses an unknown queue unless given --create)."""
         return self.configure_queue(queue, paused=True)
 
     def resume(self, queue: str) -> QueueInfo:
@@ -831,10 +834,18 @@ class App:
                        breakers=self.backend.list_breakers(),
                        throttled_keys=self.backend.list_throttled_keys())
 
-    def workers(self) -> list[WorkerInfo]:
+    def workers(
+        self, *, silent_after: float | timedelta = WORKER_SILENT_AFTER
+    ) -> list[WorkerInfo]:
         """The worker processes in the registry: alive ones, and those gone silent (alive
-        False) until they are pruned."""
-        return self.backend.list_workers()
+        False) until they are pruned. A row not refreshed for over `silent_after` seconds
+        (default 30: a worker refreshes its row every 5 s and a reaper marks it dead after
+        30 s) is reported with alive False even before a reaper marked it (dead_at None): a
+        worker killed with SIGKILL, while no other worker runs, is not shown alive with its
+        jobs in flight. Raise it for workers with a longer `presence_interval`."""
+        limit = _validate.seconds(silent_after, "silent_after", allow_zero=False)
+        return [replace(w, alive=False) if w.alive and w.silent_for > limit else w
+                for w in self.backend.list_workers()]
 
     # -- retention -----------------------------------------------------------------------------
 
