@@ -21,6 +21,7 @@ from claimq.backends.base import (
 )
 
 DEFAULT_WINDOW = 300.0  # seconds of finished jobs the rates and percentiles look at
+MIN_MEASURED = 1.0  # seconds: the least time rates are divided by
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ class TaskStats:
     oldest_due_age: float | None = None
     dead_by_reason: dict[str, int] = field(default_factory=dict)
     held: int = 0
-    completed_per_minute: float = 0.0
+    completed_per_minute: float = 0.0  # over Stats.measured seconds, not always the window
     failed_per_minute: float = 0.0
     attempts_per_job: float | None = None
     wait: Latency = field(default_factory=Latency)
@@ -77,7 +78,11 @@ class QueueStats(TaskStats):
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """One reading, at the database's time `at`, with rates over the last `window` seconds."""
+    """One reading, at the database's time `at`, with latency and attempts over the last
+    `window` seconds and rates over the last `measured` seconds: the window, unless the
+    database holds nothing that finished before it (a new database, or one just started):
+    then the time since the first of the jobs that finished within it was created (at least
+    MIN_MEASURED), so that a queue that ran for 30 s does not show a tenth of its rate."""
 
     at: datetime
     window: float
@@ -85,6 +90,7 @@ class Stats:
     tasks: list[TaskStats]
     breakers: list[BreakerInfo] = field(default_factory=list)  # circuit breakers, by queue
     throttled_keys: list[ThrottledKey] = field(default_factory=list)  # paused rate keys
+    measured: float | None = None  # seconds the rates are over (None: the window)
 
     def queue(self, name: str) -> QueueStats | None:
         return next((q for q in self.queues if q.name == name), None)
@@ -128,10 +134,20 @@ def _latency(row: LatencyRow | None, which: str) -> Latency:
     return Latency(row.jobs, *values)
 
 
+def measured_seconds(rows: StatsRows, window: float) -> float:
+    """The seconds the rates are over (see Stats): the window, or less when nothing finished
+    before it: since the first of the jobs that finished within it was created."""
+    firsts = [r.first_created for r in rows.recent if r.first_created is not None]
+    if rows.covered or not firsts:
+        return window
+    since = (rows.now - min(firsts)).total_seconds()
+    return min(window, max(since, MIN_MEASURED))
+
+
 def _figures(
-    name: str, sums: _Sums, window: float, latency: dict[str, LatencyRow]
+    name: str, sums: _Sums, measured: float, latency: dict[str, LatencyRow]
 ) -> dict[str, object]:
-    minutes = window / 60.0
+    minutes = measured / 60.0
     return {
         "name": name, "pending": sums.pending, "scheduled": sums.scheduled,
         "running": sums.running, "past_lease": sums.past_lease,
@@ -163,6 +179,7 @@ def build(rows: StatsRows, window: float) -> Stats:
     for recent in rows.recent:
         for s in both(recent.queue, recent.task):
             s.add_recent(recent)
+    measured = measured_seconds(rows, window)
     queue_latency = {r.name: r for r in rows.latency if r.kind == "queue"}
     task_latency = {r.name: r for r in rows.latency if r.kind == "task"}
     settings = {q.name: q for q in rows.queues}
@@ -170,14 +187,14 @@ def build(rows: StatsRows, window: float) -> Stats:
     for name in sorted(by_queue):
         q = settings.get(name)
         queues.append(QueueStats(
-            **_figures(name, by_queue[name], window, queue_latency),  # type: ignore[arg-type]
+            **_figures(name, by_queue[name], measured, queue_latency),  # type: ignore[arg-type]
             paused=q.paused if q else False, active=q.active if q else True,
             max_workers=q.max_workers if q else None,
             throttled_until=q.throttled_until if q else None,
         ))
-    tasks = [TaskStats(**_figures(name, by_task[name], window, task_latency))  # type: ignore[arg-type]
+    tasks = [TaskStats(**_figures(name, by_task[name], measured, task_latency))  # type: ignore[arg-type]
              for name in sorted(by_task)]
-    return Stats(rows.now, window, queues, tasks)
+    return Stats(rows.now, window, queues, tasks, measured=measured)
 
 
 __all__ = ["DEFAULT_WINDOW", "BreakerInfo", "Latency", "QueueStats", "Stats", "TaskStats",

@@ -11,9 +11,11 @@ import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 
-from cli_helpers import TIMEOUT, Cli, cli_env
+import pytest
+from cli_helpers import TIMEOUT, Cli, archived, cli_env, dead_permanent
 
 from claimq import App, Status
+from claimq.clock import FakeClock
 
 
 def test_enqueue(cli: Cli, app: App) -> None:
@@ -78,8 +80,8 @@ def test_stats(cli: Cli, app: App) -> None:
     tasks = {t["name"]: t for t in found["tasks"]}
     assert tasks["send"]["pending"] == 3 and tasks["report"]["pending"] == 1
 
-    for word in ("emails", "reports", "paused", "active", "pending", "oldest due", "unlimited",
-                 "tasks", "send", "wait p50/95/99"):
+    for word in ("emails", "reports", "paused", "active", "due", "later", "oldest due",
+                 "tasks", "send", "nothing finished in the last 5m00s"):
         assert word in human.ok().out
 
     watch = cli.popen("stats", "--watch", "--interval", "0.2", "--json")
@@ -94,6 +96,43 @@ def test_stats(cli: Cli, app: App) -> None:
         assert watch.returncode == 0, err
     finally:
         watch.kill()
+
+
+def test_stats_fits_100_columns(cli: Cli, app: App) -> None:
+    """Every line of `claimq stats` fits 100 columns, with figures of every kind (issue 28: it
+    took ~190), on a console that would allow 200."""
+    for queue in ("emails", "a-rather-long-queue-name-for-reports"):
+        archived(app, "send_weekly_newsletter", queue)
+        dead_permanent(app, "send_weekly_newsletter", queue + "-x")
+        app.enqueue("send_weekly_newsletter", queue=queue, delay=3600)
+        app.enqueue("send_weekly_newsletter", queue=queue)
+    app.configure_queue("emails", max_workers=4)
+    app.configure_breaker("send_weekly_newsletter", failures=3, queue="emails")
+    out = cli("stats").ok().out
+    for word in ("emails", "a-rather-long-queue", "send_weekly_newsletter", "done/min",
+                 "wait p50/p95/p99", "permanent_error", "circuit breakers"):
+        assert word in out, word
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= 100, out
+
+
+def test_stats_rates_are_over_the_time_they_measure(cli: Cli, app: App) -> None:
+    """Jobs that all finished within seconds of a new database's start: done/min over those
+    seconds, not over the whole 5-minute window; once something finished before the window,
+    over the window."""
+    for n in range(6):
+        archived(app, "send", f"q{n}")
+    fresh = cli("stats", "--json").json()
+    assert fresh["window"] == 300 and 0 < fresh["measured"] < 60, fresh["measured"]
+    done = sum(q["completed_per_minute"] for q in fresh["queues"])
+    assert done == pytest.approx(6 * 60 / fresh["measured"])
+    assert "rates over" in cli("stats").ok().out
+
+    past = App(app.url, clock=FakeClock(datetime.now(UTC) - timedelta(minutes=20)))
+    archived(past, "send", "old")
+    past.close()
+    covered = cli("stats", "--json").json()
+    assert covered["measured"] == 300
+    assert sum(q["completed_per_minute"] for q in covered["queues"]) == pytest.approx(6 / 5)
 
 
 def _run_in_pty(cli: Cli, *args: str, stop_when: str | None = None) -> tuple[int, str]:

@@ -243,6 +243,7 @@ class RecentRow(NamedTuple):
     failed: int  # to dead letters (cancelled ones not counted)
     finished: int  # both, cancelled included
     attempts: int  # summed over `finished`
+    first_created: datetime | None = None  # the earliest created_at of those jobs
 
 
 class LatencyRow(NamedTuple):
@@ -274,6 +275,9 @@ class StatsRows(NamedTuple):
     dead: list[DeadRow]
     recent: list[RecentRow]
     latency: list[LatencyRow]
+    # Something finished before the window: the window is measured in full. Else the rates
+    # cover the time since the first of the jobs that finished within it was created.
+    covered: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -1598,11 +1598,12 @@ class MySQLBackend(PlainOptionalParts):
         dead = [DeadRow(r["queue"], r["task"], r["reason"], int(r["count"]))
                 for r in self._read(_Q.stats_dead, {})]
         recent = [RecentRow(r["queue"], r["task"], int(r["completed"]), int(r["failed"]),
-                            int(r["finished"]), int(r["attempts"]))
+                            int(r["finished"]), int(r["attempts"]), _aware(r["first_created"]))
                   for r in self._read(_Q.stats_recent, params)]
+        covered = any(bool(r["covered"]) for r in self._read(_Q.stats_covered, params))
         latency = latency_rows((r["queue"], r["task"], r["wait"], r["run"])
                                for r in self._read(_Q.stats_latency, params))
-        return StatsRows(now.replace(tzinfo=UTC), queues, live, dead, recent, latency)
+        return StatsRows(now.replace(tzinfo=UTC), queues, live, dead, recent, latency, covered)
 
     def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
         if not ids:

@@ -1472,15 +1472,17 @@ class PostgresBackend:
             dead = [DeadRow(r["queue"], r["task"], r["reason"], r["count"])
                     for r in conn.execute(self._q.stats_dead)]
             recent = [RecentRow(r["queue"], r["task"], r["completed"], r["failed"],
-                                r["finished"], r["attempts"])
+                                r["finished"], r["attempts"], r["first_created"])
                       for r in conn.execute(self._q.stats_recent, params)]
+            covered_row = conn.execute(self._q.stats_covered, params).fetchone()
             latency = [
                 LatencyRow("task" if r["queue"] is None else "queue",
                            r["task"] if r["queue"] is None else r["queue"], r["count"],
                            _three(r["wait"]), _three(r["run"]))
                 for r in conn.execute(self._q.stats_latency, params)
             ]
-        return StatsRows(now_row["now"], queues, live, dead, recent, latency)
+        return StatsRows(now_row["now"], queues, live, dead, recent, latency,
+                         bool(covered_row and covered_row["covered"]))
 
     def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
         with self._conn() as conn:

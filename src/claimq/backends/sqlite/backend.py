@@ -1483,9 +1483,13 @@ class SQLiteBackend(PlainOptionalParts):
                   for r in conn.execute(_Q.stats_queues)]
         live = [LiveRow(*r) for r in conn.execute(_Q.stats_live, params)]
         dead = [DeadRow(*r) for r in conn.execute(_Q.stats_dead)]
-        recent = [RecentRow(*r) for r in conn.execute(_Q.stats_recent, params)]
+        recent = [RecentRow(r[0], r[1], r[2], r[3], r[4], r[5],
+                            None if r[6] is None else datetime.fromtimestamp(r[6], UTC))
+                  for r in conn.execute(_Q.stats_recent, params)]
         latency = latency_rows(conn.execute(_Q.stats_latency, params))
-        return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency)
+        covered = bool(conn.execute(_Q.stats_covered, params).fetchone()[0])
+        return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency,
+                         covered)
 
     @mapped
     def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
