@@ -6,6 +6,11 @@ attribute, and the job's `job_id`, `task`, `queue` and `attempt` where a job is 
     worker.started  worker.stopped  worker.dead  worker.metrics
     job.started (debug)  job.succeeded (debug)  job.failed  job.retried  job.dead
     lease.lost  loop.restarted  worker.failed  database.unreachable  database.reachable
+    queue.unknown (`claimq worker --queues` names a queue that does not exist yet)
+    schedule.fired (debug)
+
+`database.unreachable` also comes at start: a worker started before its database waits for it
+with back-off (`database.reachable` when it starts).
 
 While a handler runs, its job is the current one of its asyncio Task (and of the thread that
 runs a sync handler): `JobFields`, a logging.Filter, adds the job's fields to the handler's own

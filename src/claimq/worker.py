@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import signal
 import socket
 import sys
@@ -35,13 +36,14 @@ from claimq._worker.scheduler import Scheduler
 from claimq._worker.service import Service, Supervisor
 from claimq.app import App
 from claimq.backends.base import Backend, Completion, Dependency, WorkerRecord
-from claimq.errors import InvalidInput, LeaseLost, WorkerFailed
+from claimq.errors import DatabaseUnavailable, InvalidInput, LeaseLost, WorkerFailed
 from claimq.job import Job
 from claimq.workflow import Call, Workflow
 
 log = logging.getLogger("claimq.worker")
 
 DEFAULT_LEASE = 30.0
+START_BACKOFF_MAX = 30.0  # seconds between tries, at most, for a database not reachable at start
 
 
 @dataclass
@@ -307,7 +309,7 @@ class Worker:
         loop = asyncio.get_running_loop()
         self._loop = loop
         backend = self.app.backend
-        backend.check_schema()
+        await self._reach_database(backend)
         metrics_server = self._serve_metrics()  # first: a port in use stops the worker here
         on_loop = backend.capabilities.async_settle
         if on_loop:
@@ -357,6 +359,31 @@ class Worker:
             raise WorkerFailed(f"worker {self.worker_id} stopped: {self._failure!r}"
                                ) from self._failure
         return dict(counters.values)
+
+    async def _reach_database(self, backend: Backend) -> None:
+        """Checks the schema before anything starts. A database not reachable yet (the worker
+        started before it, as in a fresh deployment) is waited for, with back-off (1 s doubling
+        to START_BACKOFF_MAX, jittered) and a `database.unreachable` line each try, as during an
+        outage; a missing or old schema (`claimq migrate`) still stops the worker at once."""
+        delay, since = 1.0, time.monotonic()
+        while True:
+            try:
+                await asyncio.to_thread(backend.check_schema)
+            except DatabaseUnavailable as exc:
+                if self._stop_requests:
+                    raise
+                wait = delay * (0.75 + random.random() / 2)
+                log.warning("database.unreachable: worker %s cannot start yet (%s); trying again "
+                            "in %.1fs", self.worker_id, exc, wait,
+                            extra={"event": "database.unreachable", "worker_id": self.worker_id})
+                await asyncio.sleep(wait)
+                delay = min(delay * 2, START_BACKOFF_MAX)
+                continue
+            if delay > 1.0:
+                log.warning("database.reachable: worker %s starts after %.1fs of waiting",
+                            self.worker_id, time.monotonic() - since,
+                            extra={"event": "database.reachable", "worker_id": self.worker_id})
+            return
 
     def _assemble(self, backend: Backend, loop: asyncio.AbstractEventLoop,
                   stopping: asyncio.Event, finished: asyncio.Event, *,

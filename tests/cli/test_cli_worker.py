@@ -48,6 +48,12 @@ async def sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
+if os.environ.get("CLIAPP_EVERY_SECOND"):
+    @app.periodic(every=1, name="cliapp.tick")
+    def tick() -> None:
+        pass
+
+
 if os.environ.get("CLIAPP_FAIL_IN_CHILD") and multiprocessing.parent_process() is not None:
     raise RuntimeError("this module cannot be imported in a worker process")
 """
@@ -208,3 +214,39 @@ def test_the_start_line_shows_at_the_default_log_level(
     quiet.signal(signal.SIGTERM)
     assert quiet.wait(20) == 0
     assert quiet.log() == ""
+
+
+def test_a_worker_warns_of_queues_that_do_not_exist(
+    sqlite_cli: Cli, start_sqlite: Callable[..., WorkerCli],
+) -> None:
+    """`--queues mail,typo` where only `mail` exists: a warning line naming `typo` and the
+    queues there are; the worker still starts (the first enqueue may create the queue)."""
+    with App(sqlite_cli.url) as app:
+        app.enqueue("cliapp.sleep", {"seconds": 0}, queue="mail")
+        worker = start_sqlite("cliapp:app", "--queues", "mail,typo", "--poll-interval", "0.1")
+        worker.wait_log(STARTED)
+        log = worker.log()
+        assert re.search(r"WARNING claimq.worker: queue.unknown: --queues names 'typo', which "
+                         r"does not exist yet \(queues: mail\)", log), log
+        assert "'mail'" not in log
+        job_id = app.enqueue("cliapp.sleep", {"seconds": 0}, queue="typo")
+        wait_until(lambda: job_id in {j.id for j in archived(app)}, 30, "typo's job to run")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(20) == 0
+
+
+def test_the_scheduler_does_not_log_every_tick_at_info(
+    sqlite_cli: Cli, start_sqlite: Callable[..., WorkerCli],
+) -> None:
+    """A schedule every second: its jobs are enqueued and run, and the log at the default level
+    holds the start and stop lines, not a line per tick."""
+    worker = start_sqlite("cliapp:app", "--poll-interval", "0.1", CLIAPP_EVERY_SECOND="1")
+    worker.wait_log(STARTED)
+    with App(sqlite_cli.url) as app:
+        wait_until(lambda: len([j for j in archived(app) if j.task.endswith("tick")]) >= 3, 30,
+                   "three ticks to run")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(20) == 0
+    log = worker.log()
+    assert "scheduler:" not in log and "enqueued for" not in log, log
+    assert len(log.strip().splitlines()) <= 4, log

@@ -34,6 +34,7 @@ class Scheduler(AppLoop):
             count = sum(len(ids) for ids in fired.values())
             if count:
                 self.counters.add("scheduled", count)
-                log.info("scheduler: %d job(s) enqueued for %s", count, ", ".join(sorted(fired)),
-                         extra={"event": "schedule.fired"})
+                # DEBUG: a schedule every second would otherwise log every tick at INFO
+                log.debug("scheduler: %d job(s) enqueued for %s", count,
+                          ", ".join(sorted(fired)), extra={"event": "schedule.fired"})
             await asyncio.sleep(SCHEDULE_EVERY * (0.5 + random.random()))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import click
 
 from claimq import _validate
 from claimq._processes import setup_logging
+from claimq.app import App
 from claimq.cli._common import (
     EXIT_USAGE,
     POSITIVE_SECONDS,
@@ -19,7 +21,7 @@ from claimq.cli._common import (
     _use_app,
 )
 from claimq.cli._main import main
-from claimq.errors import ClaimqError
+from claimq.errors import ClaimqError, DatabaseUnavailable
 from claimq.worker import run_worker
 
 
@@ -38,6 +40,21 @@ def _queue_list(text: str | None) -> list[str] | None:
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+log = logging.getLogger("claimq.worker")
+
+
+def _warn_unknown_queues(app: App, queues: list[str] | None) -> None:
+    """A warning line for each --queues name that no queue has yet: a typo serves nothing. The
+    worker still starts: the first job enqueued to it creates the queue."""
+    if not queues:
+        return
+    known = [q.name for q in app.queues()]
+    for name in queues:
+        if name not in known:
+            log.warning(
+                "queue.unknown: --queues names %r, which does not exist yet (queues: %s); the "
+                "worker serves it once a job is enqueued to it", name,
+                ", ".join(known) or "none yet", extra={"event": "queue.unknown", "queue": name})
 
 
 @main.command()
@@ -113,8 +130,16 @@ def worker(
     if _state().explicit:
         # worker processes that import APP again build App() from the environment
         os.environ["CLAIMQ_DATABASE_URL"] = app.url
+    setup_logging(log_level.upper(), log_format)
     try:
-        _check_database(app, migrated=True)
+        try:
+            _check_database(app, migrated=True)
+        except DatabaseUnavailable as exc:
+            # Started before its database (a fresh deployment): the worker waits for it.
+            log.warning("database.unreachable: %s; the worker waits for it (with back-off)",
+                        exc, extra={"event": "database.unreachable"})
+        else:
+            _warn_unknown_queues(app, queues)
     finally:
         app.close()  # the worker opens its own connections (possibly in other processes)
     if metrics_port is not None:
@@ -122,7 +147,6 @@ def worker(
             import claimq.metrics  # noqa: F401 - says which extra is missing, before starting
         except ClaimqError as exc:
             raise CliError(str(exc), EXIT_USAGE) from None
-    setup_logging(log_level.upper(), log_format)
     code = run_worker(
         app, queues=queues, concurrency=concurrency, prefetch=prefetch, processes=processes,
         lease=lease,
