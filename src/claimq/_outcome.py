@@ -3,8 +3,13 @@ for the worker's executor and for App.fail (a job claimed by hand)."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import os
+import threading
 import traceback
 from datetime import UTC, datetime
+from types import TracebackType
 
 from claimq.backends.base import Failure
 from claimq.errors import Permanent, Retry, Throttled
@@ -43,11 +48,33 @@ def _text(error: BaseException) -> str:
         return f"<str() of the exception raised {type(exc).__name__}>"
 
 
+# Frames a handler's traceback starts with before it reaches the user's code: claimq's own,
+# and those of the stdlib pieces that run a handler (a Task, a thread pool, a thread).
+_INTERNAL_DIRS = tuple(os.path.dirname(path) + os.sep for path in (
+    __file__, asyncio.__file__, concurrent.futures.__file__))  # claimq's own directory first
+_INTERNAL_FILES = (threading.__file__,)
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_INTERNAL_DIRS) or filename in _INTERNAL_FILES
+
+
+def user_traceback(tb: TracebackType | None) -> TracebackType | None:
+    """`tb` from its first frame outside claimq and the machinery that runs a handler (the
+    user's frame); `tb` itself when every frame is such (the error is claimq's own)."""
+    first = tb
+    while first is not None and _internal(first.tb_frame.f_code.co_filename):
+        first = first.tb_next
+    return tb if first is None else first
+
+
 def _traceback(error: BaseException) -> str:
+    """The traceback of `error` from the user's frame (user_traceback), causes included."""
+    tb = user_traceback(error.__traceback__)
     try:
-        return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        return "".join(traceback.format_exception(type(error), error, tb))
     except Exception:  # noqa: BLE001 - formatting calls str() on it
-        return "".join(traceback.format_tb(error.__traceback__)) + describe(error)
+        return "".join(traceback.format_tb(tb)) + describe(error)
 
 
 def error_entry(job: Job, error: BaseException, attempt: int, worker_id: str | None) -> dict[

@@ -51,6 +51,17 @@ def job_fields() -> dict[str, Any] | None:
     return {"job_id": job.id, "task": job.task, "queue": job.queue, "attempt": job.attempts}
 
 
+def error_fields(error: BaseException) -> dict[str, Any]:
+    """The `extra` of a record about an error: `error` (its type's name), `error_class` (its
+    importable path), `error_message` and `traceback` (from the user's frame: claimq's own
+    frames and those that run a handler left out; causes included)."""
+    from claimq._outcome import _text, _traceback
+
+    kind = type(error)
+    return {"error": kind.__name__, "error_class": f"{kind.__module__}.{kind.__qualname__}",
+            "error_message": _text(error), "traceback": _traceback(error)}
+
+
 def event(name: str, flight: InFlight) -> dict[str, Any]:
     """The `extra` of a record about one claim: its event name and job fields."""
     job = flight.job
@@ -75,7 +86,9 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) 
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts (ISO 8601, UTC), level, logger, message, then event, the
-    job's fields and any other `extra` attributes, and exc (the traceback) when there is one."""
+    job's fields and any other `extra` attributes; for a record about an error (exc_info, or a
+    failed job's `job.failed`) error, error_class, error_message and traceback (error_fields:
+    from the user's frame)."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -91,13 +104,15 @@ class JsonFormatter(logging.Formatter):
             fields = job_fields()
             if fields is not None:
                 out.update(fields)
-        if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
+        if record.exc_info and record.exc_info[1] is not None:
+            for key, value in error_fields(record.exc_info[1]).items():
+                out.setdefault(key, value)
         elif record.exc_text:
-            out["exc"] = record.exc_text
+            out.setdefault("traceback", record.exc_text)
         if record.stack_info:
             out["stack"] = self.formatStack(record.stack_info)
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
-__all__ = ["JOB_FIELDS", "JobFields", "JsonFormatter", "current_job", "event", "job_fields"]
+__all__ = ["JOB_FIELDS", "JobFields", "JsonFormatter", "current_job", "error_fields", "event",
+           "job_fields"]

@@ -488,8 +488,16 @@ class Executor:
             log.warning("job %s: %s", flight.job.id, exc)
         else:
             log.info("job.failed: job %s (%s) attempt %s: %s", flight.job.id, flight.job.task,
-                     flight.attempt, describe(exc), extra=event("job.failed", flight))
+                     flight.attempt, describe(exc),
+                     extra={**event("job.failed", flight), **_error_fields(failure.error)})
         return Outcome(flight, failure=failure, error=exc)
+
+
+def _error_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """claimq.logs.error_fields of a failed attempt, from its error entry (already formatted:
+    the traceback from the user's frame)."""
+    return {"error": entry.get("error"), "error_class": entry.get("error_class"),
+            "error_message": entry.get("message"), "traceback": entry.get("traceback")}
 
 
 def _outcome(flight: InFlight, outcome: Outcome | None) -> tuple[str, str | None]:
