@@ -89,7 +89,11 @@ def _child_main(
         log.error("worker process %s cannot start: %s", os.getpid(), exc)
         sys.exit(EXIT_CANNOT_START)
     worker._supervised = True
-    worker.run()
+    try:
+        worker.run()
+    except InvalidInput as exc:  # at start: its /metrics port in use
+        log.error("worker process %s cannot start: %s", os.getpid(), exc)
+        sys.exit(EXIT_CANNOT_START)
 
 
 def supervise(

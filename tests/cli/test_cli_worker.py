@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -250,3 +251,22 @@ def test_the_scheduler_does_not_log_every_tick_at_info(
     log = worker.log()
     assert "scheduler:" not in log and "enqueued for" not in log, log
     assert len(log.strip().splitlines()) <= 4, log
+
+
+def test_a_port_in_use_exits_1_as_the_help_says(sqlite_cli: Cli) -> None:
+    """`claimq dashboard --port P` and `claimq worker --metrics-port P` with P taken: one
+    `error:` line and exit 1, the code `claimq --help` gives a port in use (uvicorn exited 3,
+    the worker 2)."""
+    (sqlite_cli.cwd / "cliapp.py").write_text(APP_MODULE)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        dashboard, metrics, several = sqlite_cli.many(
+            ["dashboard", "--port", port, "--allow-anonymous"],
+            ["worker", "cliapp:app", "--metrics-port", port, "--metrics-host", "127.0.0.1"],
+            ["worker", "cliapp:app", "--processes", "2", "--metrics-port", str(int(port) - 1),
+             "--metrics-host", "127.0.0.1"],
+        )
+    dashboard.failed(1, f"cannot listen on 127.0.0.1:{port} for the dashboard")
+    metrics.failed(1, f"cannot listen on 127.0.0.1:{port} for /metrics")
+    several.failed(1, f"cannot listen on 127.0.0.1:{port} for /metrics")
+    assert "a port already in use" in " ".join(sqlite_cli("--help").ok().out.split())

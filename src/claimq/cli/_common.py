@@ -97,6 +97,25 @@ def _use_app(path: str) -> App:
 # -- errors ------------------------------------------------------------------------------------
 
 
+def check_port_free(host: str, port: int, what: str) -> None:
+    """Fails (exit 1) when `host`:`port` cannot be listened on (another process has it, or the
+    address is not this machine's), before anything starts; 0 (any free port) is not checked."""
+    import socket
+
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise CliError(f"cannot listen on {host}:{port} for {what}: {reason.lower()}") from None
+
+
 def _classify(exc: BaseException) -> tuple[str, int] | None:
     """The operator's message and exit code for an expected error; None for a bug."""
     if isinstance(exc, CliError):

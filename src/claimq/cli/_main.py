@@ -25,11 +25,13 @@ from claimq.cli._common import (
 
 EPILOG = """\b
 Exit codes:
-  0  success
-  1  failure: job not found or not in the needed state, nothing to change,
-     database unreachable or not migrated (run `claimq migrate`), declined prompt
-  2  bad input: unknown command or option, invalid value, bad JSON;
-     nothing was written
+  0  success (a worker: stopped by SIGTERM/SIGINT after its grace period)
+  1  failure: job or queue not found or not in the needed state, nothing to
+     change, database unreachable or not migrated (run `claimq migrate`),
+     declined prompt, a port already in use (dashboard --port, worker
+     --metrics-port), a worker stopped by an error restarting cannot cure
+  2  bad input: unknown command or option, invalid value, bad JSON, an APP
+     that does not load (also in a worker process); nothing was written
 130  interrupted: Ctrl-C, or a worker's second SIGTERM/SIGINT (it stopped
      at once and left its running jobs to their leases)
 \b

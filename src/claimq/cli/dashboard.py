@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from claimq.cli._common import EXIT_USAGE, CliError, Whole, _open
+from claimq.cli._common import EXIT_USAGE, CliError, Whole, _open, check_port_free
 from claimq.cli._main import main
 
 
@@ -31,9 +31,16 @@ def dashboard(port: int, host: str, read_token: str | None, admin_token: str | N
                        EXIT_USAGE) from None
     if allow_anonymous and not is_loopback(host):
         raise CliError(f"--allow-anonymous needs a loopback --host, not {host!r}", EXIT_USAGE)
+    check_port_free(host, port, "the dashboard")  # a port in use: exit 1, not uvicorn's 3
     app = _open()
     asgi = create_app(app, read_token=read_token, admin_token=admin_token,
                       allow_anonymous=allow_anonymous)  # bad settings: InvalidInput, exit 2
     click.echo(f"claimq dashboard on http://{host}:{port}/", err=True)
     # Open event streams never end by themselves: on Ctrl-C or SIGTERM they get 2 s.
-    uvicorn.run(asgi, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    try:
+        uvicorn.run(asgi, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    except SystemExit as exc:
+        if exc.code in (None, 0):
+            return
+        # uvicorn exits 3 when it cannot start (the port taken since the check above)
+        raise CliError(f"the dashboard could not serve on {host}:{port} (see above)") from None

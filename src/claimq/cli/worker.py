@@ -19,6 +19,7 @@ from claimq.cli._common import (
     _check_database,
     _state,
     _use_app,
+    check_port_free,
 )
 from claimq.cli._main import main
 from claimq.errors import ClaimqError, DatabaseUnavailable
@@ -147,6 +148,8 @@ def worker(
             import claimq.metrics  # noqa: F401 - says which extra is missing, before starting
         except ClaimqError as exc:
             raise CliError(str(exc), EXIT_USAGE) from None
+        for i in range(processes):  # process i serves on metrics_port + i
+            check_port_free(metrics_host, metrics_port + i if metrics_port else 0, "/metrics")
     code = run_worker(
         app, queues=queues, concurrency=concurrency, prefetch=prefetch, processes=processes,
         lease=lease,
