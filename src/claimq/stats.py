@@ -21,7 +21,8 @@ from claimq.backends.base import (
 )
 
 DEFAULT_WINDOW = 300.0  # seconds of finished jobs the rates and percentiles look at
-MIN_MEASURED = 1.0  # seconds: the least time rates are divided by
+# seconds: the least time rates are divided by (a first second's few jobs make no rate a minute)
+MIN_MEASURED = 10.0
 
 
 @dataclass(frozen=True, slots=True)
