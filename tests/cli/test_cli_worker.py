@@ -253,17 +253,34 @@ def test_the_scheduler_does_not_log_every_tick_at_info(
     assert len(log.strip().splitlines()) <= 4, log
 
 
+@contextlib.contextmanager
+def _two_ports() -> Iterator[tuple[int, socket.socket]]:
+    """A free port P and a listening socket on P + 1."""
+    for _ in range(50):
+        with socket.create_server(("127.0.0.1", 0)) as probe:
+            free = probe.getsockname()[1]
+            try:
+                taken = socket.create_server(("127.0.0.1", free + 1))
+            except OSError:
+                continue
+        with taken:
+            yield free, taken
+        return
+    raise AssertionError("no two adjacent free ports")
+
+
 def test_a_port_in_use_exits_1_as_the_help_says(sqlite_cli: Cli) -> None:
     """`claimq dashboard --port P` and `claimq worker --metrics-port P` with P taken: one
     `error:` line and exit 1, the code `claimq --help` gives a port in use (uvicorn exited 3,
     the worker 2)."""
     (sqlite_cli.cwd / "cliapp.py").write_text(APP_MODULE)
-    with socket.create_server(("127.0.0.1", 0)) as taken:
+    with _two_ports() as (free, taken):
         port = str(taken.getsockname()[1])
         dashboard, metrics, several = sqlite_cli.many(
             ["dashboard", "--port", port, "--allow-anonymous"],
             ["worker", "cliapp:app", "--metrics-port", port, "--metrics-host", "127.0.0.1"],
-            ["worker", "cliapp:app", "--processes", "2", "--metrics-port", str(int(port) - 1),
+            # process 0 on the free port, process 1 on the taken one
+            ["worker", "cliapp:app", "--processes", "2", "--metrics-port", str(free),
              "--metrics-host", "127.0.0.1"],
         )
     dashboard.failed(1, f"cannot listen on 127.0.0.1:{port} for the dashboard")
