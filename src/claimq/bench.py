@@ -302,7 +302,8 @@ class Settings:
             "prefetch": self.prefetch,
             "poll_interval": self.poll_interval,
             "grace": 10.0,
-            **({"metrics_port": 0, "metrics_host": "127.0.0.1"} if self.metrics else {}),
+            **({"metrics_port": 0, "metrics_host": "127.0.0.1", "metrics_no_token": True}
+               if self.metrics else {}),
         }
 
 

@@ -1,20 +1,41 @@
 """Prometheus metrics (the `metrics` extra: `pip install 'claimq[metrics]'`).
 
-`collector(app)` reads `app.stats()` at every scrape: per queue and per task, the depths, the
-oldest due job's age, jobs past their lease, dead letters by reason, completions and failures
-per minute, latency quantiles and attempts per job. With `worker=` it adds that worker's own
-counters (claimed, succeeded, retried, dead-lettered, lease lost, loop restarts) and its claim
-round-trip histogram. Serve them with:
+Two kinds, so that sums over scraped targets add up:
 
-- `claimq worker APP --metrics-port 9108` (each worker process: its counters and the stats);
-- `metrics_app(app)`: an ASGI app to mount (`Mount("/metrics", metrics_app(app))`);
+- **The cluster's gauges**, read from `app.stats()` at a scrape: per queue and per task, the
+  depths, the oldest due job's age, jobs past their lease, dead letters by reason, completions
+  and failures per minute, latency quantiles and attempts per job, and `claimq_stats_up`. They
+  describe the database, so exactly one place exports them: among worker processes, the one
+  holding the database's `metrics` lease (claimq._worker.exporter; `claimq_worker_exports_stats`
+  says which, 1 on it and 0 on the others); `metrics_app(app)` and the other label-free paths
+  (no `worker=`) always do, so scrape those *instead of* the workers' gauges, not as well.
+- **A worker process's own counters** (`worker=`): claimed, succeeded, retried, dead-lettered,
+  lease lost, loop restarts, its claim round-trip histogram, and per task, queue and outcome
+  (`succeeded`, `retried`, `dead`: each attempt whose outcome was written counts in exactly
+  one; a failed attempt is `retried` or `dead`) the attempts `claimq_task_attempts_total` and
+  the handler's seconds `claimq_task_duration_seconds` (a histogram). Sum them over workers.
+
+Serve them with:
+
+- `claimq worker APP --metrics-port 9108`: each worker process, on 127.0.0.1 and behind a
+  bearer token (`--metrics-token` or CLAIMQ_METRICS_TOKEN) unless told otherwise
+  (`--metrics-host ADDR`, `--metrics-no-token`): see `serve()`;
+- `metrics_app(app)`: an ASGI app to mount (`Mount("/metrics", metrics_app(app))`), behind
+  your app's own authentication;
 - `metrics_wsgi_app(app)` for WSGI servers, or `metrics_text(app)` for the exposition text.
+
+`docs/grafana/claimq.json` is a Grafana dashboard over these names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import hmac
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any, Protocol
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from claimq.errors import ClaimqError
 from claimq.stats import DEFAULT_WINDOW, Latency, TaskStats
@@ -46,6 +67,10 @@ class WorkerState(Protocol):
     def counters(self) -> Counters: ...
     @property
     def supervisor(self) -> Supervisor | None: ...
+    @property
+    def exports_stats(self) -> bool:
+        """Whether this worker exports the cluster's gauges now (holds the metrics lease)."""
+        ...
 
 
 # The worker's counters (claimq._worker.inflight.Counters) by metric name.
@@ -85,9 +110,20 @@ class ClaimqCollector(Collector):
         self.window = window
 
     def collect(self) -> Iterator[Metric]:
-        yield from self._stats()
-        if self.worker is not None:
-            yield from _worker_metrics(self.worker)
+        worker = self.worker
+        if worker is None:
+            yield from self._stats()
+            return
+        exporting = worker.exports_stats
+        flag = GaugeMetricFamily(
+            "claimq_worker_exports_stats",
+            "1 on the one worker that exports the cluster's queue and task gauges (it holds "
+            "the metrics lease), 0 on the others.")
+        flag.add_metric([], 1.0 if exporting else 0.0)
+        yield flag
+        if exporting:
+            yield from self._stats()
+        yield from _worker_metrics(worker)
 
     def _stats(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("claimq_stats_up", "1 when the last stats reading succeeded.")
@@ -157,6 +193,31 @@ def _worker_metrics(worker: WorkerState) -> Iterator[Metric]:
     buckets, total = counters.claim_histogram()
     histogram.add_metric([], buckets, total)
     yield histogram
+    attempts = CounterMetricFamily(
+        "claimq_task_attempts", "Attempts this worker ran, by how they ended once written "
+        "(succeeded, retried, dead).", labels=["task", "queue", "outcome"])
+    durations = HistogramMetricFamily(
+        "claimq_task_duration_seconds", "Seconds each attempt's handler ran, by how it ended.",
+        labels=["task", "queue", "outcome"])
+    for labels, run_buckets, seconds in counters.run_histograms():
+        attempts.add_metric(list(labels), run_buckets[-1][1])
+        durations.add_metric(list(labels), run_buckets, seconds)
+    yield attempts
+    yield durations
+
+
+def metric_names(families: Iterable[Metric]) -> set[str]:
+    """The sample names these families expose (a counter's `_total`, a histogram's `_bucket`,
+    `_count` and `_sum`), whether they hold samples now or not."""
+    names = set()
+    for family in families:
+        if family.type == "counter":
+            names.add(family.name + "_total")
+        elif family.type == "histogram":
+            names.update(family.name + suffix for suffix in ("_bucket", "_count", "_sum"))
+        else:
+            names.add(family.name)
+    return names
 
 
 def collector(app: App, *, worker: WorkerState | None = None,
@@ -179,6 +240,51 @@ def metrics_text(app: App, *, worker: WorkerState | None = None,
     return generate_latest(registry(app, worker=worker, window=window))
 
 
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a scrape in progress never holds a stopping worker
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass
+
+
+def _bearer(app: Any, token: str) -> Any:
+    """`app` behind `Authorization: Bearer <token>` (401 otherwise, compared in constant time)."""
+    expected = f"Bearer {token}".encode()
+
+    def guarded(environ: dict[str, Any], start_response: Any) -> Any:
+        sent = environ.get("HTTP_AUTHORIZATION", "").strip().encode()
+        if not hmac.compare_digest(sent, expected):
+            start_response("401 Unauthorized", [
+                ("Content-Type", "text/plain; charset=utf-8"),
+                ("WWW-Authenticate", 'Bearer realm="claimq metrics"')])
+            return [b"claimq metrics need Authorization: Bearer <token>\n"]
+        return app(environ, start_response)
+
+    return guarded
+
+
+def serve(collected: CollectorRegistry, host: str, port: int, token: str | None) -> Any:
+    """Serves `collected` at any path on host:port (a daemon thread; `server_port` is the port,
+    `shutdown()` and `server_close()` stop it), behind `token` unless it is None. A worker
+    calls it with its options: host 127.0.0.1 and a token unless told otherwise."""
+    from prometheus_client import make_wsgi_app
+
+    wsgi = make_wsgi_app(collected)
+    if token is not None:
+        wsgi = _bearer(wsgi, token)
+    family, _, _, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+
+    class Server(_Server):
+        address_family = family
+
+    server = make_server(str(address[0]), port, wsgi, Server, handler_class=_Quiet)
+    threading.Thread(target=server.serve_forever, name="claimq-metrics", daemon=True).start()
+    return server
+
+
 def metrics_app(app: App, *, window: float = DEFAULT_WINDOW) -> Any:
     """An ASGI app serving claimq's metrics (mount it at /metrics in Starlette or FastAPI)."""
     from prometheus_client import make_asgi_app
@@ -194,5 +300,6 @@ def metrics_wsgi_app(app: App, *, window: float = DEFAULT_WINDOW) -> Any:
 
 
 __all__ = [
-    "ClaimqCollector", "collector", "metrics_app", "metrics_text", "metrics_wsgi_app", "registry",
+    "ClaimqCollector", "collector", "metric_names", "metrics_app", "metrics_text",
+    "metrics_wsgi_app", "registry", "serve",
 ]

@@ -25,6 +25,7 @@ from claimq._worker.claims import Claims
 from claimq._worker.completer import WRITERS, WRITERS_CONCURRENT, Completer, Outcomes
 from claimq._worker.dbcall import DB
 from claimq._worker.executor import Executor
+from claimq._worker.exporter import StatsExporter
 from claimq._worker.fetcher import Fetcher, wait_any
 from claimq._worker.heartbeater import Heartbeater
 from claimq._worker.inflight import Counters, InFlight, Registry
@@ -228,7 +229,9 @@ class Worker:
         presence_interval: float = 5.0,
         presence_timeout: float | None = None,
         metrics_port: int | None = None,
-        metrics_host: str = "0.0.0.0",
+        metrics_host: str = "127.0.0.1",
+        metrics_token: str | None = None,
+        metrics_no_token: bool = False,
     ) -> None:
         self.app = app
         self.schedules = bool(_validate.boolean(schedules, "schedules"))  # run the scheduler
@@ -254,10 +257,19 @@ class Worker:
             if presence_timeout is None else _validate.seconds(
                 presence_timeout, "presence_timeout", allow_zero=False)
         # Prometheus /metrics on this port while the worker runs (the `metrics` extra): this
-        # worker's counters and app.stats(); 0 picks a free port (see metrics_address).
+        # worker's counters, and app.stats() while it holds the metrics lease (see
+        # claimq._worker.exporter); 0 picks a free port (see metrics_address). On loopback by
+        # default, and behind a bearer token (metrics_token, else CLAIMQ_METRICS_TOKEN) unless
+        # metrics_no_token says to serve them to whoever reaches the port.
         self.metrics_port = None if metrics_port is None else _validate.integer(
             metrics_port, "metrics_port", 0, 65535)
-        self.metrics_host = metrics_host
+        self.metrics_host = str(metrics_host)
+        self.metrics_no_token = bool(_validate.boolean(metrics_no_token, "metrics_no_token"))
+        self.metrics_token = metrics_token if metrics_token is not None or metrics_no_token \
+            else os.environ.get(METRICS_TOKEN_ENV) or None
+        if self.metrics_port is not None:
+            _check_metrics_token(self.metrics_token, self.metrics_no_token)
+        self._exporter: StatsExporter | None = None
         # Claims pass over the jobs of task names met and handed back (the App lacks them);
         # drain() turns it off: it ends when no job is due, so it hands such jobs back instead.
         self.skip_unknown = True
@@ -269,6 +281,12 @@ class Worker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._failure: BaseException | None = None
+
+    @property
+    def exports_stats(self) -> bool:
+        """Whether this worker's /metrics exports the cluster's queue and task gauges now (it
+        holds the database's metrics lease; one worker at a time does)."""
+        return self._exporter is not None and self._exporter.holds
 
     def run(self, *, install_signals: bool = True) -> dict[str, int]:
         """Run until stopped; returns the counters (claims, started, completed, …). Raises
@@ -438,6 +456,10 @@ class Worker:
             loops.append(Scheduler(self.app, db, counters, stopping=stopping))
         if self.prune:
             loops.append(Pruner(self.app, db, counters, stopping=stopping))
+        if self.metrics_port is not None:
+            self._exporter = StatsExporter(backend, db, self.worker_id,
+                                           interval=self.presence_interval, finished=finished)
+            loops.append(self._exporter)
         if backend.capabilities.listen_notify:
             loops.append(Listener(backend, self.queues, wake=fetcher.wake,
                                   cancel_hint=heartbeater.cancel_hint))
@@ -447,19 +469,23 @@ class Worker:
         """Starts the /metrics server (a thread of its own) when metrics_port is set."""
         if self.metrics_port is None:
             return None
-        from prometheus_client import start_wsgi_server
-
-        from claimq.metrics import registry  # first: says which extra is missing
+        from claimq.metrics import registry, serve  # first: says which extra is missing
 
         try:
-            server, _ = start_wsgi_server(self.metrics_port, self.metrics_host,
-                                          registry=registry(self.app, worker=self))
+            server = serve(registry(self.app, worker=self), self.metrics_host, self.metrics_port,
+                           self.metrics_token)
         except OSError as exc:
             raise InvalidInput(f"cannot serve metrics on {self.metrics_host}:"
                                f"{self.metrics_port}: {exc}") from None
         self.metrics_address = (self.metrics_host, server.server_port)
-        log.info("worker %s: metrics on http://%s:%d/metrics", self.worker_id, self.metrics_host,
-                 server.server_port, extra={"event": "worker.metrics"})
+        if self.metrics_token is None:
+            log.warning("worker %s: metrics on http://%s:%d/metrics WITHOUT a token "
+                        "(metrics_no_token): anyone who reaches that address may read them",
+                        self.worker_id, self.metrics_host, server.server_port,
+                        extra={"event": "worker.metrics"})
+        else:
+            log.info("worker %s: metrics on http://%s:%d/metrics (bearer token)", self.worker_id,
+                     self.metrics_host, server.server_port, extra={"event": "worker.metrics"})
         return server
 
     async def _drain(self, registry: Registry, executor: Executor) -> None:
@@ -480,6 +506,23 @@ class Worker:
             await executor.release(running)
 
 
+METRICS_TOKEN_ENV = "CLAIMQ_METRICS_TOKEN"
+
+
+def _check_metrics_token(token: str | None, no_token: bool) -> None:
+    """A served /metrics has a token of at least 16 characters, or metrics_no_token said so
+    (never both, never neither: no port is opened to everyone by default)."""
+    if token is not None and no_token:
+        raise InvalidInput("give a metrics token or metrics_no_token=True, not both")
+    if token is None and not no_token:
+        raise InvalidInput(
+            "metrics need a bearer token: metrics_token= (--metrics-token, or the "
+            f"{METRICS_TOKEN_ENV} environment variable), or metrics_no_token=True "
+            "(--metrics-no-token) to serve them to anyone who can reach the port")
+    if token is not None and (not isinstance(token, str) or len(token) < 16):
+        raise InvalidInput("the metrics token must be a string of at least 16 characters")
+
+
 def run_worker(
     app: App,
     *,
@@ -492,7 +535,9 @@ def run_worker(
     grace: float = 30.0,
     app_path: str | None = None,
     metrics_port: int | None = None,
-    metrics_host: str = "0.0.0.0",
+    metrics_host: str = "127.0.0.1",
+    metrics_token: str | None = None,
+    metrics_no_token: bool = False,
     log_format: str = "text",
 ) -> int:
     """Run one worker in this process, or a supervisor of `processes` worker processes that
@@ -503,7 +548,8 @@ def run_worker(
     options: dict[str, Any] = {
         "queues": queues, "concurrency": concurrency, "prefetch": prefetch, "lease": lease,
         "poll_interval": poll_interval, "grace": grace, "metrics_port": metrics_port,
-        "metrics_host": metrics_host,
+        "metrics_host": metrics_host, "metrics_token": metrics_token,
+        "metrics_no_token": metrics_no_token,
     }
     Worker(app, **options)  # validates the options before anything starts
     if processes <= 1:

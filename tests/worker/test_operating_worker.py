@@ -63,7 +63,32 @@ def test_a_metrics_port_in_use_stops_the_worker_with_a_clear_error(app: App) -> 
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        worker = Worker(app, metrics_port=port, metrics_host="127.0.0.1")
+        worker = Worker(app, metrics_port=port, metrics_no_token=True)
         with pytest.raises(InvalidInput, match=f"cannot serve metrics on 127.0.0.1:{port}"):
             worker.run(install_signals=False)
     assert app.workers() == []  # it never registered
+
+
+def test_metrics_default_to_loopback_and_a_token(app: App, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    from claimq import InvalidInput, Worker
+
+    monkeypatch.delenv("CLAIMQ_METRICS_TOKEN", raising=False)
+    with pytest.raises(InvalidInput, match="metrics need a bearer token"):
+        Worker(app, metrics_port=0)  # never an open port by default
+    with pytest.raises(InvalidInput, match="not both"):
+        Worker(app, metrics_port=0, metrics_token="x" * 16, metrics_no_token=True)
+    with pytest.raises(InvalidInput, match="at least 16 characters"):
+        Worker(app, metrics_port=0, metrics_token="short")
+    assert Worker(app).metrics_host == "127.0.0.1"
+    assert Worker(app).exports_stats is False  # no /metrics: no lease, no gauges
+    monkeypatch.setenv("CLAIMQ_METRICS_TOKEN", "t" * 20)
+    worker = Worker(app, metrics_port=0)
+    assert (worker.metrics_host, worker.metrics_token) == ("127.0.0.1", "t" * 20)
+    server = worker._serve_metrics()
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+        assert worker.metrics_address == ("127.0.0.1", server.server_port)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -156,6 +156,7 @@ class Completer(Service):
             self.counters.completed(len(settled.completed))
             self.counters.add("retried", len(settled.failed.retried))
             self.counters.add("dead", len(settled.failed.dead))
+            _count_runs(self.counters, batch, settled)
             if settled.claimed and self.start_jobs is not None:
                 self.counters.add("claims")
                 await self.start_jobs(settled.claimed)
@@ -204,6 +205,7 @@ class Completer(Service):
             landed = await self._landed_earlier(o)
             if landed is not None:
                 self.counters.add(landed)  # counted once, like any outcome that lands
+                self.counters.ran(o.flight, "succeeded" if landed == "completed" else landed)
                 continue
             o.flight.lose()  # (lost already, if given up while it looked: counted again)
             self.counters.add("lease_lost")
@@ -238,6 +240,19 @@ class Completer(Service):
                 # The job may have moved on since (retried, re-run, even finished).
                 return "dead" if job.status == "dead" and same(job.errors[-1]) else "retried"
         return None
+
+
+def _count_runs(counters: Counters, batch: list[Outcome], settled: Settled) -> None:
+    """The per-task histograms of one written batch: each attempt whose outcome landed."""
+    for o in batch:
+        job_id = o.flight.job.id
+        if o.completion is not None:
+            if job_id in settled.completed:
+                counters.ran(o.flight, "succeeded")
+        elif job_id in settled.failed.dead:
+            counters.ran(o.flight, "dead")
+        elif job_id in settled.failed.retried:
+            counters.ran(o.flight, "retried")
 
 
 def _log_outcomes(batch: list[Outcome], settled: Settled) -> None:

@@ -305,6 +305,7 @@ class Executor:
             outcome = None
             del exc
         finally:
+            flight.ran = time.monotonic() - flight.began
             if flight.running:
                 self.registry.finish(flight)
         if outcome is None or flight.lost:
@@ -356,6 +357,8 @@ class Executor:
                 raise self._interrupted(flight)
             if flight.completed_by_handler:
                 self.counters.completed()
+                flight.ran = time.monotonic() - flight.began
+                self.counters.ran(flight, "succeeded")
                 return None
             result_json = None
             if result is not None:

@@ -18,6 +18,12 @@ from claimq.job import Job
 
 # Upper bounds (seconds) of the claim round-trip histogram's buckets (the metrics' `le`).
 CLAIM_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# Upper bounds (seconds) of the per-task attempt duration histogram's buckets.
+RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+               900.0, 3600.0)
+# How an attempt this worker ran ended, once its outcome was written (the metrics' `outcome`):
+# each attempt counts in exactly one. A failed attempt is `retried` or `dead`.
+OUTCOMES = ("succeeded", "retried", "dead")
 GIVEN_UP_KEPT = 1000  # given-up claims remembered before the old ones are pruned
 GIVEN_UP_FOR = 600.0  # seconds: far longer than any lease
 EWMA = 0.2  # weight of the newest sample in the round-trip and handler-time averages
@@ -101,6 +107,7 @@ class InFlight:
     timed_out: bool = False  # ran past its timeout: its Task was cancelled for it
     task: asyncio.Task[Any] | None = None  # None while it waits for a slot (claimed ahead)
     began: float = 0.0  # monotonic: when its handler's Task was made
+    ran: float = 0.0  # seconds its handler ran (set when it returned; the metrics' duration)
 
     @property
     def running(self) -> bool:
@@ -169,6 +176,25 @@ class Counters:
     # Round trips that claimed, by bucket of CLAIM_BUCKETS (the last: beyond them), and their sum.
     claim_seconds: list[int] = field(default_factory=lambda: [0] * (len(CLAIM_BUCKETS) + 1))
     claim_seconds_sum: float = 0.0
+    # Per (task, queue, outcome): attempts by bucket of RUN_BUCKETS (the last: beyond), and the
+    # sum of their seconds. Only attempts whose outcome was written (or landed) count.
+    runs: dict[tuple[str, str, str], tuple[list[int], list[float]]] = field(default_factory=dict)
+
+    def ran(self, flight: InFlight, outcome: str) -> None:
+        """One attempt of `flight`'s job ended `outcome` (one of OUTCOMES), its outcome written:
+        counted in the per-task histogram with the seconds its handler ran."""
+        key = (flight.job.task, flight.job.queue, outcome)
+        found = self.runs.get(key)
+        if found is None:
+            found = self.runs[key] = ([0] * (len(RUN_BUCKETS) + 1), [0.0])
+        found[0][bisect.bisect_left(RUN_BUCKETS, flight.ran)] += 1
+        found[1][0] += flight.ran
+
+    def run_histograms(self) -> Iterator[tuple[tuple[str, str, str],
+                                               list[tuple[str, float]], float]]:
+        """Per (task, queue, outcome): cumulative (le, count) buckets, +Inf last, and the sum."""
+        for key, (counts, total) in sorted(self.runs.items()):
+            yield key, _cumulative(RUN_BUCKETS, counts), total[0]
 
     def claimed(self, jobs: int, seconds: float) -> None:
         """One round trip that claimed (per batch, not per job)."""
@@ -179,12 +205,7 @@ class Counters:
 
     def claim_histogram(self) -> tuple[list[tuple[str, float]], float]:
         """Cumulative (le, count) buckets, +Inf last, and the sum: the metrics' histogram."""
-        buckets, total = [], 0
-        for bound, count in zip((*map(repr, CLAIM_BUCKETS), "+Inf"), self.claim_seconds,
-                                strict=True):
-            total += count
-            buckets.append((bound, float(total)))
-        return buckets, self.claim_seconds_sum
+        return _cumulative(CLAIM_BUCKETS, self.claim_seconds), self.claim_seconds_sum
 
     def completed(self, n: int = 1) -> None:
         if n:  # stamped first: whoever sees the new count sees its time
@@ -196,6 +217,14 @@ class Counters:
 
     def get(self, name: str) -> int:
         return self.values.get(name, 0)
+
+
+def _cumulative(bounds: tuple[float, ...], counts: list[int]) -> list[tuple[str, float]]:
+    buckets, total = [], 0
+    for bound, count in zip((*map(repr, bounds), "+Inf"), counts, strict=True):
+        total += count
+        buckets.append((bound, float(total)))
+    return buckets
 
 
 class Registry:

@@ -101,8 +101,17 @@ def _warn_unknown_queues(app: App, queues: list[str] | None) -> None:
     "claimq[metrics].",
 )
 @click.option(
-    "--metrics-host", default="0.0.0.0", show_default=True, metavar="ADDR",
-    help="Address the /metrics server binds to.",
+    "--metrics-host", default="127.0.0.1", show_default=True, metavar="ADDR",
+    help="Address the /metrics server binds to (0.0.0.0: every interface).",
+)
+@click.option(
+    "--metrics-token", envvar="CLAIMQ_METRICS_TOKEN", default=None, metavar="TOKEN",
+    help="Bearer token /metrics asks for (16+ characters); better given as "
+    "CLAIMQ_METRICS_TOKEN, which other users cannot read from the process list.",
+)
+@click.option(
+    "--metrics-no-token", is_flag=True,
+    help="Serve /metrics without a token, to anyone who can reach --metrics-host.",
 )
 @click.pass_context
 def worker(
@@ -119,6 +128,8 @@ def worker(
     log_format: str,
     metrics_port: int | None,
     metrics_host: str,
+    metrics_token: str | None,
+    metrics_no_token: bool,
 ) -> None:
     """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
     mypackage.jobs:registry.app for an attribute of an attribute).
@@ -154,6 +165,7 @@ def worker(
         app, queues=queues, concurrency=concurrency, prefetch=prefetch, processes=processes,
         lease=lease,
         poll_interval=poll_interval, grace=grace, app_path=app_path, metrics_port=metrics_port,
-        metrics_host=metrics_host, log_format=log_format,
+        metrics_host=metrics_host, metrics_token=metrics_token,
+        metrics_no_token=metrics_no_token, log_format=log_format,
     )
     ctx.exit(int(code or 0))

@@ -48,7 +48,9 @@ class Command(BaseCommand):
         parser.add_argument("--log-format", choices=("text", "json"), default="text")
         parser.add_argument("--metrics-port", type=int, default=None,
                             help="serve Prometheus /metrics on PORT (process i on PORT+i)")
-        parser.add_argument("--metrics-host", default="0.0.0.0")
+        parser.add_argument("--metrics-host", default="127.0.0.1")
+        parser.add_argument("--metrics-no-token", action="store_true",
+                            help="serve /metrics without a token (else CLAIMQ_METRICS_TOKEN)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         from claimq._processes import setup_logging
@@ -63,7 +65,8 @@ class Command(BaseCommand):
             "queues": queues, "concurrency": options["concurrency"],
             "prefetch": options["prefetch"], "lease": options["lease"],
             "poll_interval": options["poll_interval"], "grace": options["grace"],
-            "metrics_port": options["metrics_port"], "metrics_host": options["metrics_host"]}
+            "metrics_port": options["metrics_port"], "metrics_host": options["metrics_host"],
+            "metrics_no_token": options["metrics_no_token"]}
         try:
             app = app_from_settings(options["app"])
             if options["processes"] == 1:
