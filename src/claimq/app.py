@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import os
@@ -13,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
-from claimq import _retention, _tracing, _typed, _validate
+from claimq import _audit, _retention, _tracing, _typed, _validate
 from claimq._outcome import failure_for
 from claimq._results import JobHandle, ResultWaiter
 from claimq._specs import check_unique_for, job_spec
@@ -653,13 +654,19 @@ class App:
         ids = _job_ids(job_ids)
         gone = self.backend.delete_finished(table, ids) if ids else []
         self.backend.purge_idempotency_keys(self.idempotency_retention)
+        _audit.record(self.backend, "purge", f"{table} jobs", {"ids": ids, "changed": gone},
+                      len(gone))
         return gone
 
     def run_now(self, job_ids: Iterable[int]) -> list[int]:
         """Pending jobs waiting for a retry's backoff or a later run_at become due now; returns
         the ids changed (jobs already due, running or finished are left as they are)."""
         ids = _job_ids(job_ids)
-        return self.backend.run_now(ids) if ids else []
+        changed = self.backend.run_now(ids) if ids else []
+        _audit.record(self.backend, "run_now", _jobs_target(ids), {"ids": ids,
+                                                                   "changed": changed},
+                      len(changed))
+        return changed
 
     def cancel(self, job_id: int) -> Literal["cancelled", "cancel_requested", "finished"]:
         """Pending or fetched: to dead letters now. Running: cancel requested (its worker sees it
@@ -667,6 +674,8 @@ class App:
         outcome = self.backend.cancel(_job_id(job_id))
         if outcome == "not_found":
             raise JobNotFound(f"no job {job_id}")
+        _audit.record(self.backend, "cancel", f"job {job_id}", {"outcome": outcome},
+                      int(outcome != "finished"))
         return outcome
 
     def resurrect(
@@ -683,6 +692,8 @@ class App:
         if not self.backend.resurrect(_job_id(job_id), text, priority,
                                       self.idempotency_retention):
             raise JobNotFound(f"no dead letter {job_id}")
+        _audit.record(self.backend, "resurrect", f"job {job_id}",
+                      {"payload_edited": payload is not None, "priority": priority}, 1)
 
     def purge(
         self,
@@ -699,6 +710,8 @@ class App:
         _filters(queue, task)
         count = self.backend.purge(table, age, queue, task)
         self.backend.purge_idempotency_keys(self.idempotency_retention)
+        _audit.record(self.backend, "purge", f"{table} jobs",
+                      {"older_than": age, "queue": queue, "task": task}, count)
         return count
 
     def set_priority(self, job_id: int, priority: int) -> None:
@@ -706,6 +719,7 @@ class App:
         _validate.integer(priority, "priority", *_validate.PRIORITY_RANGE)
         if not self.backend.set_priority(_job_id(job_id), priority):
             raise JobNotFound(f"no pending job {job_id}")
+        _audit.record(self.backend, "priority", f"job {job_id}", {"priority": priority}, 1)
 
     # -- queues --------------------------------------------------------------------------------
 
@@ -764,10 +778,24 @@ class App:
         flow: dict[str, Any] = {k: v for k, v in (("rate_limit", rate), ("aging", aged),
                                                   ("key_rate_limit", key_rate))
                                 if v is not UNSET}
-        return self.backend.configure_queue(
+        info = self.backend.configure_queue(
             name, paused=paused, active=active, max_workers=max_workers,
             lease_seconds=lease, timeout_seconds=timeout, **flow,
         )
+        changes: dict[str, Any] = {k: v for k, v in (("paused", paused), ("active", active),
+                                                      ("lease", lease)) if v is not None}
+        for key, value in (("max_workers", max_workers), ("timeout", timeout),
+                           ("rate_limit", rate_limit), ("aging", aging),
+                           ("key_rate_limit", key_rate_limit)):
+            if value is not UNSET:
+                changes[key] = value
+        for key, burst in (("rate_burst", rate_burst), ("key_rate_burst", key_rate_burst)):
+            if burst is not None:
+                changes[key] = burst
+        if aging is not UNSET and aging is not None:
+            changes["aging_cap"] = aging_cap
+        _audit.record(self.backend, _queue_action(changes), f"queue {name}", changes, 1)
+        return info
 
     def configure_breaker(
         self,
@@ -790,10 +818,12 @@ class App:
             queue if queue is not None else registered.queue if registered else "default")
         if failures is not None:
             _validate.integer(failures, "failures", 1, 1_000_000)
-        return self.backend.configure_breaker(
-            queue, name, failures,
-            _validate.seconds(window, "window", allow_zero=False),
-            _validate.seconds(cooldown, "cooldown", allow_zero=False))
+        seconds = (_validate.seconds(window, "window", allow_zero=False),
+                   _validate.seconds(cooldown, "cooldown", allow_zero=False))
+        info = self.backend.configure_breaker(queue, name, failures, *seconds)
+        _audit.record(self.backend, "breaker", f"queue {queue} task {name}",
+                      {"failures": failures, "window": seconds[0], "cooldown": seconds[1]}, 1)
+        return info
 
     def breakers(self) -> list[BreakerInfo]:
         """Every circuit breaker with its state (also in `stats().breakers`)."""
@@ -865,6 +895,8 @@ class App:
         letters 30 days. The default's row limits count all the queues it covers together."""
         found = _retention.policy(queue, archive_age, archive_rows, dead_age, dead_rows)
         self.backend.set_retention(found)
+        _audit.record(self.backend, "retention", f"queue {found.queue}",
+                      dataclasses.asdict(found), 1)
         return found
 
     def clear_retention(self, queue: str | None = None) -> None:
@@ -873,6 +905,7 @@ class App:
         name = _retention.policy(queue, None, None, None, None).queue
         if not self.backend.delete_retention(name):
             raise JobNotFound(f"no retention policy for {name!r}")
+        _audit.record(self.backend, "clear retention", f"queue {name}", {}, 1)
 
     def retention(self) -> list[RetentionPolicy]:
         """The policies in force: the default ('*') first, then each queue's own."""
@@ -883,7 +916,12 @@ class App:
         retention policies say, `batch` rows per transaction, plus expired idempotency keys.
         Returns the counts per table, or None when another process is pruning right now (one
         pruner at a time across all workers: a lease in the database)."""
-        return _retention.prune(self, self._pruner_id, batch)
+        counts = _retention.prune(self, self._pruner_id, batch)
+        if counts is not None:
+            _audit.record(self.backend, "prune", "finished jobs", {"deleted": counts,
+                                                                   "batch": batch},
+                          sum(counts.values()))
+        return counts
 
     def partition_archive(self) -> bool:
         """PostgreSQL: keeps the archive partitioned by day of finished_at from now on, so
@@ -891,7 +929,9 @@ class App:
         archive age: the oldest days past the longest one). Run once, by an operator: it locks
         the archive while its existing rows are checked and indexed (they stay, as one
         partition). Returns False when the archive is partitioned already. SQLite: InvalidInput."""
-        return self.backend.partition_archive()
+        done = self.backend.partition_archive()
+        _audit.record(self.backend, "partition archive", "archive", {"done": done}, int(done))
+        return done
 
     # -- results -------------------------------------------------------------------------------
 
@@ -939,6 +979,21 @@ def _timeout(timeout: object) -> float | None:
 
 def _lease(lease: object) -> float | None:
     return None if lease is None else _validate.seconds(lease, "lease", allow_zero=False)
+
+
+def _queue_action(changes: dict[str, Any]) -> str:
+    """The audit's name of a configure_queue: the dashboard's where it is one of its actions."""
+    if changes.keys() == {"paused"}:
+        return "pause" if changes["paused"] else "resume"
+    if changes.keys() == {"active"}:
+        return "activate" if changes["active"] else "deactivate"
+    if changes.keys() == {"max_workers"}:
+        return "max_workers"
+    return "configure_queue"
+
+
+def _jobs_target(ids: Sequence[int]) -> str:
+    return f"job {ids[0]}" if len(ids) == 1 else f"{len(ids)} jobs"
 
 
 def _filters(queue: object, task: object) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from claimq import _validate
+from claimq import _audit, _validate
 from claimq._json import loads
 from claimq._pause import pause
 from claimq.backends.base import SchedulePlan, ScheduleRow
@@ -320,7 +320,9 @@ class Schedules:
         row = replace(row, next_run_at=first_tick(row.cron, row.every, row.tz, backend.now()))
         if not backend.insert_schedule(row):
             raise InvalidInput(f"a schedule named {name!r} exists already (change it instead)")
-        return self.get(name)
+        added = self.get(name)
+        _audit.record(backend, "schedule add", f"schedule {name}", added.as_dict(), 1)
+        return added
 
     def change(self, name: str, **changes: Any) -> Schedule:
         """Changes fields of a stored schedule (cron, every, tz, missed, task, payload, queue,
@@ -352,11 +354,15 @@ class Schedules:
             return replace(row, next_run_at=next_run_at, declared=old.declared)
 
         self._edit(name, edit)
-        return self.get(name)
+        changed = self.get(name)
+        _audit.record(self._app.backend, "schedule change", f"schedule {name}",
+                      {"changes": changes}, 1)
+        return changed
 
     def pause(self, name: str) -> Schedule:
         """No ticks while paused (those that fall meanwhile are not caught up)."""
         self._edit(name, lambda old: replace(old, paused=True))
+        _audit.record(self._app.backend, "schedule pause", f"schedule {name}", {}, 1)
         return self.get(name)
 
     def resume(self, name: str) -> Schedule:
@@ -368,19 +374,24 @@ class Schedules:
                            next_run_at=first_tick(old.cron, old.every, old.tz, now))
 
         self._edit(name, edit)
+        _audit.record(self._app.backend, "schedule resume", f"schedule {name}", {}, 1)
         return self.get(name)
 
     def remove(self, name: str) -> None:
         _name(name)
         if not self._app.backend.delete_schedule(name):
             raise JobNotFound(f"no schedule {name!r}")
+        _audit.record(self._app.backend, "schedule remove", f"schedule {name}", {}, 1)
 
     def run_now(self, name: str) -> JobHandle:
         """Enqueues the schedule's job now, outside its ticks (which stay as they are)."""
         row = self._row(name)
-        return self._app.enqueue(
+        handle = self._app.enqueue(
             row.task, loads(row.payload_json), queue=row.queue, priority=row.priority,
             max_attempts=row.max_attempts, timeout=row.timeout, tags=(TAG + name,))
+        _audit.record(self._app.backend, "schedule run_now", f"schedule {name}",
+                      {"job": int(handle)}, 1)
+        return handle
 
     def fire_due(self, limit: int = 100) -> dict[str, builtins.list[int]]:
         """One scheduler pass: enqueues the due ticks of up to `limit` schedules; returns the

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from claimq import _audit
 from claimq._validate import NewJob
 from claimq.backends.base import Backend, Dependency, Edge, NewWorkflow, WorkflowInfo
 from claimq.errors import InvalidInput
@@ -258,12 +259,17 @@ class WorkflowHandle:
 
     def cancel(self) -> int:
         """Cancels every job not finished (running ones are asked to stop); how many."""
-        return self.app.backend.cancel_workflow(self.id)
+        count = self.app.backend.cancel_workflow(self.id)
+        _audit.record(self.app.backend, "cancel workflow", f"workflow {self.id}", {}, count)
+        return count
 
     def retry(self) -> list[int]:
         """Reruns the steps that failed (and, after them, what they cancelled); never a step
         that succeeded. The ids brought back."""
-        return self.app.backend.retry_workflow(self.id)
+        ids = self.app.backend.retry_workflow(self.id)
+        _audit.record(self.app.backend, "retry workflow", f"workflow {self.id}", {"ids": ids},
+                      len(ids))
+        return ids
 
 
 def dependencies(app: _App, job_id: int) -> list[Dependency]:

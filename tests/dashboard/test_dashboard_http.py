@@ -11,6 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from claimq import App, RetryPolicy
+from claimq.backends.base import AuditEntry
 from claimq.dashboard import create_app
 from claimq.errors import InvalidInput
 from claimq.job import Status
@@ -41,6 +42,11 @@ def dead_letters(app: App, n: int, **options: Any) -> list[int]:
         assert app.cancel(job_id) == "cancelled"
     return ids
 
+
+
+def _dashboard_audit(app: App) -> list[AuditEntry]:
+    """The audit rows of the dashboard's actions, newest first (not the test's own API calls)."""
+    return [e for e in app.backend.list_audit(None, 100) if e.detail["by"]["via"] == "dashboard"]
 
 def test_without_a_token_only_the_empty_page_loads(app: App, client: TestClient) -> None:
     app.enqueue("t", {"secret": "s3cr3t"}, queue="q")
@@ -76,7 +82,7 @@ def test_the_read_token_sees_but_cannot_act(app: App, client: TestClient) -> Non
         assert response.status_code == 403, path
     assert app.queues()[0].paused is False
     assert app.get_job(job_id).status == Status.PENDING
-    assert app.backend.list_audit(None, 10) == []
+    assert _dashboard_audit(app) == []  # the API's own set-up is audited as the API's
 
 
 def test_the_admin_token_acts_and_every_action_is_audited(app: App, client: TestClient) -> None:
@@ -107,6 +113,9 @@ def test_the_admin_token_acts_and_every_action_is_audited(app: App, client: Test
         ("pause", "queue q", 1)]
     assert {e["actor"] for e in entries} == {entries[0]["actor"]}
     assert entries[0]["actor"].startswith("admin-token:")
+    assert {(e["detail"]["by"]["via"], e["detail"]["by"]["role"], e["detail"]["by"]["client"])
+            for e in entries} == {("dashboard", "admin", "testclient")}
+    assert "dashboard admin from testclient" in entries[0]["actor"]
     assert ADMIN not in str(entries)
 
 
@@ -123,7 +132,7 @@ def test_cross_site_actions_are_refused(app: App, client: TestClient,
     response = client.post("/api/queues/q", json={"action": "pause"}, headers=headers)
     assert response.status_code == 403
     assert app.queues()[0].paused is False
-    assert app.backend.list_audit(None, 10) == []
+    assert _dashboard_audit(app) == []  # the API's own set-up is audited as the API's
     same_site = {**admin(client), "sec-fetch-site": "same-origin", "origin": "http://testserver"}
     assert client.post("/api/queues/q", json={"action": "pause"},
                        headers=same_site).status_code == 200
@@ -188,7 +197,7 @@ def test_bulk_acts_on_exactly_the_previewed_set(app: App, client: TestClient) ->
     live = {j.id for j in app.list_jobs("live", queue="bulk")}
     assert live == set(matched)
     assert {j.id for j in app.list_jobs("dead", queue="bulk")} == set(other + late)
-    [entry] = app.backend.list_audit(None, 10)
+    [entry] = _dashboard_audit(app)
     assert (entry.action, entry.affected) == ("bulk resurrect", 5)
     assert sorted(entry.detail["ids"]) == sorted(matched)
     assert entry.detail["filter"] == {"queue": "bulk", "tag": "x"}
@@ -214,7 +223,7 @@ def test_resurrect_refused_when_another_job_holds_the_key(app: App, client: Test
     assert [(r["id"], r["key"], r["holder_id"]) for r in applied["refused"]] == [
         (keyed, "i", holder)]
     assert [j.id for j in app.list_jobs("dead", queue="bulk")] == [keyed]
-    entry = app.backend.list_audit(None, 1)[0]
+    entry = _dashboard_audit(app)[0]
     assert [r["id"] for r in entry.detail["refused"]] == [keyed]
 
 
@@ -341,7 +350,7 @@ def test_a_waiting_job_runs_now_and_a_finished_one_is_left(app: App, client: Tes
     again = client.post(f"/api/jobs/{waiting}/run_now", headers=headers).json()
     assert again["affected"] == 0
     assert client.post("/api/jobs/987654/cancel", headers=headers).status_code == 404
-    entries = app.backend.list_audit(None, 10)
+    entries = _dashboard_audit(app)
     assert [(e.action, e.affected) for e in entries] == [("run_now", 0), ("run_now", 1)]
 
 

@@ -157,7 +157,7 @@ def test_each_role_can_do_its_part_and_nothing_more(setup: Setup, tmp_path: Path
         assert c.post(f"/api/jobs/{dead.id}/resurrect", json={"payload": {"n": 6}},
                       headers=headers).status_code == 200
     assert [e.action for e in reader.backend.list_audit(None, 10)] == [
-        "resurrect", "bulk purge", "pause"]
+        "resurrect", "bulk purge", "pause", "prune"]  # the operator's prune() above, too
     refused(reader.backend.record_audit, "reader", "forged", "-", "{}", 0)
 
 
@@ -168,3 +168,22 @@ def test_sqlite_has_no_roles(tmp_path: Path) -> None:
             app.grant("anyone", "reader")
         with pytest.raises(InvalidInput, match="kind"):
             app.grant("anyone", "superuser")  # type: ignore[arg-type]
+
+
+def test_the_admin_role_is_named_in_the_audit_and_a_role_without_it_still_acts(
+        setup: Setup, caplog: pytest.LogCaptureFixture) -> None:
+    """The database user the App acts as is the audit's `db user`; a worker role, which may
+    cancel but not write the audit table, cancels all the same and a warning says the action
+    went unrecorded."""
+    admin = setup.app("admin")
+    admin.configure_queue("audited")
+    (entry,) = [e for e in admin.backend.list_audit(None, 10) if e.target == "queue audited"]
+    admin_user = setup.url("admin").split("://")[1].split("@")[0].split(":")[0]
+    assert entry.detail["by"]["db_user"] == admin_user
+    assert entry.actor.endswith(f", db user {admin_user}")
+    job_id = admin.enqueue("t", queue="audited")
+    worker = setup.app("worker")
+    with caplog.at_level(logging.WARNING, logger="claimq.audit"):
+        assert worker.cancel(job_id) == "cancelled"
+    assert "audit.refused: cancel on job" in caplog.text
+    assert [e.target for e in admin.backend.list_audit(None, 10)] == ["queue audited"]

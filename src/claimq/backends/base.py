@@ -663,6 +663,10 @@ class Backend(Protocol):
     def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
         """Audit entries, newest first, with ids below `before`."""
         ...
+    def database_user(self) -> str | None:
+        """The user this backend's connections act as in the database (None where the database
+        has no users: SQLite), for the audit table's `actor`."""
+        ...
     def cancel(self, job_id: int) -> CancelOutcome: ...
     def resurrect(
         self, job_id: int, payload_json: str | None = None, priority: int | None = None,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from claimq import _validate
+from claimq import _audit, _validate
 from claimq._processes import import_app
 from claimq.app import DEFAULT_URL, App
 from claimq.errors import ClaimqError, InvalidInput
@@ -54,6 +54,7 @@ def _state() -> _State:
 
 def _app() -> App:
     """The App of --database, not yet connected."""
+    _audit.via("cli")  # the audit table's actor: cli, not api
     state = _state()
     if state.app is None:
         state.app = App(state.url)
@@ -83,6 +84,7 @@ def _check_database(app: App, *, migrated: bool) -> None:
 def _use_app(path: str) -> App:
     """The App named by `module:attribute` (see claimq._processes.import_app), on its own
     database unless --database was given on the command line; later _open() calls check it."""
+    _audit.via("cli")
     app = import_app(path)
     state = _state()
     if state.explicit and app.url != state.url:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from claimq import _validate
+from claimq import _audit, _validate
 from claimq._specs import job_spec
 from claimq.app import App
 from claimq.cli._common import (
@@ -100,6 +100,9 @@ def enqueue(
     if app_path is None and not force:
         _check_registered(app, task)
     ids = [app.enqueue(**spec)] if count == 1 else _enqueue_chunks(app, spec, count)
+    # An operator's enqueue is audited (the API's, a producer's hot path, is not).
+    _audit.record(app.backend, "enqueue", f"queue {job.queue}", {
+        "task": task, "ids": ids[:100], "count": len(ids)}, len(ids))
     if as_json:
         _emit_json({"id": ids[0], "ids": ids} if count == 1 else {"ids": ids, "count": len(ids)})
     elif count == 1:

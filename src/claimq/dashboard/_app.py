@@ -7,6 +7,7 @@ import functools
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager
 from importlib import resources
 from typing import Any
 
@@ -18,6 +19,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from claimq import _audit
 from claimq.app import App
 from claimq.dashboard import _data
 from claimq.dashboard._security import COOKIE, Caller, Guard
@@ -149,9 +151,14 @@ class _Dashboard:
         self._latest = b""
         self._latest_lock = asyncio.Lock()
 
-    def audited(self, caller: Caller, action: str, target: str, detail: dict[str, Any],
-                affected: int) -> int:
-        return _data.record(self.app, caller.name, action, target, detail, affected)
+    def audited(self, request: Request, caller: Caller, action: str,
+                target: str) -> AbstractContextManager[_audit.Entry]:
+        """One audit row for the action done inside (claimq._audit.entry): by the signed-in
+        caller, its role and the client's address; the App's own rows fold into it."""
+        client = request.client.host if request.client else None
+        by = {"via": "dashboard", "caller": caller.name, "role": caller.role, "client": client}
+        actor = f"{caller.name} (dashboard {caller.role} from {client or '?'})"
+        return _audit.entry(self.app.backend, action, target, actor=actor, by=by)
 
     def routes(self) -> list[Route | Mount]:
         guarded = functools.partial(_guarded, self.guard)
@@ -275,8 +282,9 @@ class _Dashboard:
         options = _queue_options(action, body)
 
         def run() -> dict[str, Any]:
-            info = self.app.configure_queue(name, **options)
-            self.audited(caller, str(action), f"queue {name}", options, 1)
+            with self.audited(request, caller, str(action), f"queue {name}") as entry:
+                info = self.app.configure_queue(name, **options)
+                entry.detail, entry.affected = options, 1
             return _data.queue_row(info, self.app.backend.now())
 
         return _json(await run_in_threadpool(run))
@@ -288,8 +296,9 @@ class _Dashboard:
         body = await _body(request)
 
         def run() -> dict[str, Any]:
-            outcome, affected, detail = _job_action(self.app, job_id, action, body)
-            self.audited(caller, action, f"job {job_id}", detail, affected)
+            with self.audited(request, caller, action, f"job {job_id}") as entry:
+                outcome, affected, detail = _job_action(self.app, job_id, action, body)
+                entry.detail, entry.affected = detail, affected
             return {"outcome": outcome, "affected": affected}
 
         return _json(await run_in_threadpool(run))
@@ -317,11 +326,13 @@ class _Dashboard:
 
         def run() -> dict[str, Any]:
             refused: list[dict[str, Any]] = []
-            done = _data.bulk_apply(self.app, table, action, ids, refused)
-            detail = {"filter": where, "ids": ids, "changed": done}
-            if refused:
-                detail["refused"] = refused
-            self.audited(caller, f"bulk {action}", f"{table} jobs", detail, len(done))
+            with self.audited(request, caller, f"bulk {action}", f"{table} jobs") as entry:
+                entry.detail = {"filter": where, "ids": ids}
+                done = _data.bulk_apply(self.app, table, action, ids, refused)
+                entry.detail["changed"] = done
+                if refused:
+                    entry.detail["refused"] = refused
+                entry.affected = len(done)
             return {"requested": len(ids), "affected": len(done), "ids": done,
                     "refused": refused}
 

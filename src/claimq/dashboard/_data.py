@@ -185,11 +185,6 @@ def bulk_apply(app: App, table: Table, action: str, ids: list[int],
     return done
 
 
-def record(app: App, actor: str, action: str, target: str, detail: dict[str, Any],
-           affected: int) -> int:
-    return app.backend.record_audit(actor, action, target, dumps(detail).decode(), affected)
-
-
 def audit(app: App, before: int | None, limit: int) -> list[AuditEntry]:
     return app.backend.list_audit(before, limit)
 

@@ -1170,6 +1170,10 @@ class MySQLBackend(PlainOptionalParts):
 
         return self._write(work)
 
+    def database_user(self) -> str | None:
+        rows = self._read(_Q.database_user, {})
+        return str(rows[0]["name"]) if rows else None
+
     def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
         return [
             AuditEntry(id=r["id"], at=_aware(r["at"]), actor=r["actor"], action=r["action"],

@@ -1273,6 +1273,11 @@ class PostgresBackend:
             raise DatabaseError("the audit insert returned no row")
         return int(row["id"])
 
+    def database_user(self) -> str | None:
+        with self._conn() as conn:
+            row = conn.execute(self._q.database_user).fetchone()
+        return None if row is None else str(row["name"])
+
     def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
         with self._conn() as conn:
             rows = conn.execute(self._q.list_audit, {"before": before, "limit": limit}).fetchall()

@@ -994,6 +994,9 @@ class SQLiteBackend(PlainOptionalParts):
             row = conn.execute(_Q.record_audit, params).fetchone()
             return int(row[0])
 
+    def database_user(self) -> str | None:
+        return None  # SQLite has no users: the file's permissions decide
+
     @mapped
     def list_audit(self, before: int | None, limit: int) -> list[AuditEntry]:
         rows = self._conn().execute(_Q.list_audit, {"before": before, "limit": limit})

@@ -1,0 +1,1 @@
+SELECT current_user AS name
