@@ -38,6 +38,8 @@ from claimq.backends.base import (
     ClaimRequest,
     Completion,
     DeadRow,
+    Dependency,
+    Edge,
     FailResult,
     Failure,
     HeartbeatResult,
@@ -45,6 +47,7 @@ from claimq.backends.base import (
     LatencyRow,
     Listener,
     LiveRow,
+    NewWorkflow,
     Notice,
     Owned,
     Planner,
@@ -66,6 +69,8 @@ from claimq.backends.base import (
     ThrottledKey,
     WorkerInfo,
     WorkerRecord,
+    WorkflowAdded,
+    WorkflowInfo,
     queue_settings,
 )
 from claimq.clock import Clock, SystemClock, is_system
@@ -443,6 +448,46 @@ def _owned_params(owned: Sequence[Owned]) -> dict[str, Any]:
     }
 
 
+class _NewEdge(NamedTuple):
+    child: int
+    parent: int
+    position: int  # the parent's index among the child's dependencies
+    on_failure: str
+
+
+def _workflow_edges(
+    ids: Sequence[int], after: Sequence[Sequence[tuple[int, str | None]]], default: str
+) -> tuple[list[_NewEdge], dict[int, int]]:
+    """Edges from NewWorkflow.after-style indexes into `ids` (a dependency given twice counts
+    once), each with its policy (its own, else `default`), and how many each held job waits
+    for."""
+    edges: list[_NewEdge] = []
+    waiting: dict[int, int] = {}
+    for i, deps in enumerate(after):
+        child = ids[i]
+        seen: dict[int, None] = {}
+        for index, policy in deps:
+            parent = ids[index]
+            if parent in seen:
+                continue
+            seen[parent] = None
+            edges.append(_NewEdge(child, parent, len(seen) - 1, policy or default))
+        if seen:
+            waiting[child] = len(seen)
+    return edges, waiting
+
+
+_LIVE_STATUSES = ("held", "pending", "fetched", "processing")
+
+
+def _workflow_info(row: dict[str, Any]) -> WorkflowInfo:
+    counts = {str(k): int(v) for k, v in (row["counts"] or {}).items() if v}
+    live = any(counts.get(s) for s in _LIVE_STATUSES)
+    return WorkflowInfo(id=row["id"], name=row["name"], key=row["key"],
+                        on_failure=row["on_failure"], created_at=row["created_at"],
+                        counts=counts, finished_at=None if live else row["last_finished"])
+
+
 class _PgListener:
     """listen()'s connection: LISTENs on the schema's two channels (listen_results(): on its
     finished-jobs channel)."""
@@ -479,6 +524,7 @@ class PostgresBackend:
     capabilities = Capabilities(
         listen_notify=True, async_settle=True, copy_streaming=True, async_connections=True,
         advisory_locks=True, row_locks=True, roles=True, partitions=True, flow_control=True,
+        workflows=True,
     )
 
     def __init__(
@@ -1299,16 +1345,35 @@ class PostgresBackend:
         params = {"id": job_id, "payload": payload_json, "priority": priority, "now": self._now(),
                   "statuses": _HOLDING["until_done"], "period": retention}
         with self._conn() as conn, conn.transaction():
-            dead = conn.execute(self._q.lock_dead_key, params).fetchone()
-            if dead is None:
-                return False
-            key = dead["idempotency_key"]
-            if key is not None:
-                self._take_dead_key(conn, job_id, key, params)
-            pause("resurrect.key_checked")
-            if conn.execute(self._q.resurrect, params).fetchone() is None:
-                raise ClaimqError(f"dead letter {job_id} vanished under its row lock")
+            return self._resurrect(conn, job_id, params)
+
+    def _resurrect(self, conn: Any, job_id: int, params: dict[str, Any]) -> bool:
+        """resurrect() inside the caller's transaction on `conn`."""
+        dead = conn.execute(self._q.lock_dead_key, params).fetchone()
+        if dead is None:
+            return False
+        key = dead["idempotency_key"]
+        if key is not None:
+            self._take_dead_key(conn, job_id, key, params)
+        pause("resurrect.key_checked")
+        if dead["workflow_id"] is not None:
+            self._resurrect_in_workflow(conn, params)
             return True
+        if conn.execute(self._q.resurrect, params).fetchone() is None:
+            raise ClaimqError(f"dead letter {job_id} vanished under its row lock")
+        return True
+
+    def _resurrect_in_workflow(self, conn: Any, params: dict[str, Any]) -> None:
+        """A workflow job's resurrect continues its workflow (\"rerun from the failed step\"):
+        it and the dead letters its death cancelled ('dependency_failed', reachable by edges)
+        come back held, their in-edges resolved again as their parents stand, and the rule
+        (wf_release) runs from there: what has nothing to wait for is released, what has a
+        parent dead under 'cancel' is buried again. Archived jobs never run again."""
+        ids = [r["id"] for r in conn.execute(self._q.wf_restore_set, params).fetchall()]
+        restored = {**params, "ids": _numbers(ids)}
+        conn.execute(self._q.wf_unbury, restored).fetchall()
+        pause("resurrect.unburied")
+        conn.execute(self._q.wf_continue, restored).fetchall()
 
     def _take_dead_key(self, conn: Any, job_id: int, key: str, params: dict[str, Any]) -> None:
         """Gives dead letter `job_id` a fresh row of its idempotency key (KeyHeld when another
@@ -1341,9 +1406,9 @@ class PostgresBackend:
         query = {"archive": self._q.purge_archive, "dead": self._q.purge_dead}[table]
         params = {"older_than": older_than, "queue": queue, "task": task, "now": self._now()}
         with self._conn() as conn:
-            count = conn.execute(query, params).rowcount
+            row = conn.execute(query, params).fetchone()
             conn.execute(self._q.purge_progress)
-            return count
+            return int(row["n"]) if row else 0
 
     def purge_idempotency_keys(self, retention: float) -> int:
         return all_batches(lambda: self.prune_idempotency_keys(retention, PURGE_BATCH))
@@ -1593,7 +1658,8 @@ class PostgresBackend:
                   "older_than": batch.older_than, "keep_rows": batch.keep_rows,
                   "batch": batch.limit, "now": self._now()}
         with self._conn() as conn:
-            return conn.execute(query, params).rowcount
+            row = conn.execute(query, params).fetchone()
+        return int(row["n"]) if row else 0
 
     def partition_archive(self) -> bool:
         """The archive partitioned by day of finished_at: the old table becomes the partition
@@ -1677,6 +1743,125 @@ class PostgresBackend:
             deleted = conn.execute(self._q.prune_idempotency, params).rowcount
             conn.execute(self._q.prune_waiters, {"now": params["now"]})
         return deleted
+
+    # -- workflows (docs/workflows.md; the rule itself: migration 014 and _settle_done.sql) -----
+
+    def add_workflow(self, wf: NewWorkflow, retention: float, conn: Any = None) -> WorkflowAdded:
+        if any(j.idempotency_key is not None for j in wf.jobs):
+            raise InvalidInput("a workflow's jobs cannot have idempotency keys")
+        with self._writing(conn) as cur:
+            row = cur.execute(self._q.wf_insert, {
+                "name": wf.name, "key": wf.key, "on_failure": wf.on_failure,
+                "now": self._now()}).fetchone()
+            if row is None:  # the key names a workflow already: nothing written
+                existing = cur.execute(self._q.wf_existing, {"key": wf.key}).fetchone()
+                if existing is None:
+                    raise ClaimqError(f"workflow key {wf.key!r} vanished under its lock")
+                return WorkflowAdded(int(existing["id"]), list(existing["job_ids"]), False)
+            workflow = int(row["id"])
+            ids = self._insert(cur, wf.jobs, retention) if wf.jobs else []
+            edges, waiting = _workflow_edges(
+                ids, [[(i, p) for i, p in deps] for deps in wf.after], wf.on_failure)
+            self._place(cur, workflow, ids, waiting,
+                        {ids[i]: wf.run_if[i] for i in range(len(ids)) if i < len(wf.run_if)})
+            self._add_edges(cur, workflow, edges)
+        return WorkflowAdded(workflow, ids, True)
+
+    def _place(self, cur: Any, workflow: int, ids: Sequence[int], waiting: dict[int, int],
+               run_if: dict[int, str | None]) -> None:
+        """wf_place.sql: the new jobs get the workflow; those that wait go to held."""
+        held = sorted(waiting)
+        cur.execute(self._q.wf_place, {
+            "workflow": workflow, "ids": _numbers(ids), "held": _numbers(held),
+            "waiting": _numbers(waiting[i] for i in held),
+            "run_if": _texts(run_if.get(i) for i in held)})
+
+    def _add_edges(self, cur: Any, workflow: int, edges: Sequence[_NewEdge]) -> None:
+        if edges:
+            cur.execute(self._q.wf_add_edges, {
+                "workflow": workflow, "child": _numbers(e.child for e in edges),
+                "parent": _numbers(e.parent for e in edges),
+                "position": _numbers(e.position for e in edges),
+                "on_failure": _texts(e.on_failure for e in edges)})
+
+    def spawn(self, owned: Owned, jobs: Sequence[NewJob], after: Sequence[Sequence[int]],
+              retention: float) -> list[int] | None:
+        if any(j.idempotency_key is not None for j in jobs):
+            raise InvalidInput("a workflow's jobs cannot have idempotency keys")
+        now = self._now()
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            spawner = cur.execute(self._q.wf_spawner,
+                                  {"id": owned.id, "token": _token(owned.token)}).fetchone()
+            if spawner is None:
+                return None
+            workflow, policy = spawner["workflow_id"], spawner["on_failure"]
+            if workflow is None:  # a one-job workflow of its own first, named after its task
+                policy = "cancel"
+                workflow = int(cur.execute(self._q.wf_insert, {
+                    "name": spawner["task"], "key": None, "on_failure": policy,
+                    "now": now}).fetchone()["id"])
+                cur.execute(self._q.wf_adopt, {"workflow": workflow, "id": owned.id})
+            pause("spawn.fenced")
+            ids = self._insert(cur, jobs, retention) if jobs else []
+            edges, waiting = _workflow_edges(ids, [[(i, None) for i in deps] for deps in after],
+                                             policy)
+            self._place(cur, workflow, ids, waiting, {})
+            more: dict[int, int] = {}
+            for d in cur.execute(self._q.wf_dependents, {"id": owned.id}).fetchall():
+                for n, parent in enumerate(ids):
+                    edges.append(_NewEdge(d["child"], parent, d["next_position"] + n,
+                                          d["on_failure"]))
+                if ids:
+                    more[d["child"]] = len(ids)
+            self._add_edges(cur, workflow, edges)
+            if more:
+                cur.execute(self._q.wf_wait_more, {
+                    "ids": _numbers(more), "counts": _numbers(more.values()), "now": now})
+        return ids
+
+    def get_workflow(self, workflow_id: int) -> WorkflowInfo | None:
+        with self._conn() as conn:
+            row = conn.execute(self._q.get_workflow, {"id": workflow_id}).fetchone()
+        return None if row is None else _workflow_info(row)
+
+    def list_workflows(self, limit: int, before: int | None = None) -> list[WorkflowInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_workflows,
+                                {"limit": limit, "before": before}).fetchall()
+        return [_workflow_info(r) for r in rows]
+
+    def workflow_graph(self, workflow_id: int) -> tuple[list[Job], list[Edge]]:
+        with self._conn() as conn, conn.transaction():  # one snapshot for both
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            jobs = [_row_to_job(r) for r in conn.execute(
+                self._q.workflow_jobs, {"id": workflow_id}).fetchall()]
+            edges = [Edge(r["parent"], r["child"], r["on_failure"], r["resolved"])
+                     for r in conn.execute(self._q.workflow_edges, {"id": workflow_id})]
+        return jobs, edges
+
+    def dependencies(self, job_id: int) -> list[Dependency]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.dependencies, {"id": job_id}).fetchall()
+        return [Dependency(r["id"], r["task"], r["status"], r["result"], r["reason"])
+                for r in rows]
+
+    def cancel_workflow(self, workflow_id: int) -> int:
+        with self._conn() as conn:
+            row = conn.execute(self._q.cancel_workflow,
+                               {"id": workflow_id, "now": self._now()}).fetchone()
+        return int(row["n"]) if row else 0
+
+    def retry_workflow(self, workflow_id: int) -> list[int]:
+        done: list[int] = []
+        with self._conn() as conn, conn.transaction():
+            failed = [r["id"] for r in conn.execute(self._q.wf_retryable,
+                                                    {"id": workflow_id}).fetchall()]
+            for job_id in failed:
+                params = {"id": job_id, "payload": None, "priority": None, "now": self._now(),
+                          "statuses": _HOLDING["until_done"], "period": KEY_RETENTION}
+                if self._resurrect(conn, job_id, params):
+                    done.append(job_id)
+        return done
 
     def run_sql(
         self, sql: str, params: Sequence[Any] = (), conn: Any = None

@@ -17,3 +17,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.leases TO {role};
 -- The worker registry: a worker writes, refreshes and deletes its own row, and its reaper marks
 -- silent ones dead and prunes them.
 GRANT INSERT, UPDATE, DELETE ON {schema}.workers TO {role};
+-- Workflows: a job's end resolves its edges and moves its dependents held -> jobs, archive or
+-- dead letters (the completing statement, wf_release()).
+GRANT UPDATE (resolved) ON {schema}.deps TO {role};
+GRANT UPDATE, DELETE ON {schema}.held TO {role};

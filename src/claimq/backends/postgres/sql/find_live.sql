@@ -1,4 +1,4 @@
-SELECT * FROM {schema}.jobs
+SELECT * FROM {live_rows} AS live
 WHERE {find_where}
   AND (%(status)s::text IS NULL OR status = %(status)s)
 ORDER BY id DESC

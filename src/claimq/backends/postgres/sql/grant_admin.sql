@@ -10,3 +10,6 @@ GRANT SELECT, INSERT ON {schema}.audit TO {role};
 GRANT DELETE ON {schema}.rate_keys, {schema}.audit TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.schedules, {schema}.retention,
     {schema}.breakers TO {role};
+-- Workflows: a resurrect restores a workflow's cancelled jobs to held and re-resolves their
+-- edges; pruning drops a finished workflow's row and edges.
+GRANT UPDATE, DELETE ON {schema}.workflows, {schema}.deps TO {role};

@@ -2,7 +2,9 @@
 -- of one queue (or of every queue but those with a policy of their own) finished before the
 -- age limit, or older than the queue's keep_rows newest. SKIP LOCKED: never waits on a row.
 -- `upto`, the later of the two limits, bounds the index range read: once nothing is left to
--- delete, a batch reads no row younger than the limits (not the whole archive).
+-- delete, a batch reads no row younger than the limits (not the whole archive). A workflow's
+-- finished jobs stay while one of its jobs is live; once none is left anywhere, the workflow's
+-- row and edges go with its last rows.
 WITH beyond AS (
     SELECT t.finished_at, t.id FROM {schema}.{table} t
     WHERE %(keep_rows)s::bigint IS NOT NULL
@@ -21,8 +23,12 @@ WITH beyond AS (
       AND (%(queue)s::text IS NOT NULL OR t.queue <> ALL(%(skip)s::text[]))
       AND (t.finished_at < {now} - make_interval(secs => %(older_than)s::float8)
            OR (t.finished_at, t.id) <= (SELECT b.finished_at, b.id FROM beyond b))
+      AND {workflow_done}
     ORDER BY t.finished_at
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-)
-DELETE FROM {schema}.{table} t USING doomed d WHERE t.id = d.id
+), deleted AS (
+    DELETE FROM {schema}.{table} t USING doomed d WHERE t.id = d.id
+    RETURNING t.id, t.workflow_id
+), {workflows_gone}
+SELECT count(*) AS n FROM deleted

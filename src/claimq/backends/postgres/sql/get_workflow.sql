@@ -1,0 +1,2 @@
+{workflow_info}
+WHERE w.id = %(id)s

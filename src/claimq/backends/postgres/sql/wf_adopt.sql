@@ -1,0 +1,1 @@
+UPDATE {schema}.jobs SET workflow_id = %(workflow)s WHERE id = %(id)s
