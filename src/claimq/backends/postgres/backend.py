@@ -1759,22 +1759,36 @@ class PostgresBackend:
                     raise ClaimqError(f"workflow key {wf.key!r} vanished under its lock")
                 return WorkflowAdded(int(existing["id"]), list(existing["job_ids"]), False)
             workflow = int(row["id"])
-            ids = self._insert(cur, wf.jobs, retention) if wf.jobs else []
             edges, waiting = _workflow_edges(
-                ids, [[(i, p) for i, p in deps] for deps in wf.after], wf.on_failure)
-            self._place(cur, workflow, ids, waiting,
-                        {ids[i]: wf.run_if[i] for i in range(len(ids)) if i < len(wf.run_if)})
-            self._add_edges(cur, workflow, edges)
+                range(len(wf.jobs)), [[(i, p) for i, p in deps] for deps in wf.after],
+                wf.on_failure)
+            ids = self._insert_workflow_jobs(cur, workflow, wf.jobs, waiting.get, wf.run_if)
+            self._add_edges(cur, workflow, [e._replace(child=ids[e.child], parent=ids[e.parent])
+                                            for e in edges])
         return WorkflowAdded(workflow, ids, True)
 
-    def _place(self, cur: Any, workflow: int, ids: Sequence[int], waiting: dict[int, int],
-               run_if: dict[int, str | None]) -> None:
-        """wf_place.sql: the new jobs get the workflow; those that wait go to held."""
-        held = sorted(waiting)
-        cur.execute(self._q.wf_place, {
-            "workflow": workflow, "ids": _numbers(ids), "held": _numbers(held),
-            "waiting": _numbers(waiting[i] for i in held),
-            "run_if": _texts(run_if.get(i) for i in held)})
+    def _insert_workflow_jobs(
+        self, cur: Any, workflow: int, jobs: Sequence[NewJob], waiting: Callable[[int], int | None],
+        run_if: Sequence[str | None],
+    ) -> list[int]:
+        """insert_workflow_jobs.sql: `jobs` with ids drawn in their order, in `workflow`; job i
+        held when waiting(i) is not None. Their queues are made and marked as enqueue does."""
+        if not jobs:
+            return []
+        _, params = self.enqueue_params(jobs)
+        head = cur.execute(self._q.allocate_ids, {"n": len(jobs), "now": params["now"]}).fetchone()
+        ids = sorted(head["ids"])
+        cur.execute(self._q.ensure_queues, {"names": sorted({j.queue for j in jobs}),
+                                            "now": params["now"]})
+        if self._limited and any(_limited_by_key(j) for j in jobs):
+            self._limited.clear()  # a queue may become keyed: this process's claims see it now
+        self._mark_keyed(cur, jobs, params["now"])
+        cur.execute(self._q.insert_workflow_jobs, {
+            **params, "id": _numbers(ids), "workflow": workflow,
+            "waiting": _numbers(waiting(i) for i in range(len(jobs))),
+            "run_if": _texts(run_if[i] if i < len(run_if) else None for i in range(len(jobs))),
+        }).fetchall()
+        return ids
 
     def _add_edges(self, cur: Any, workflow: int, edges: Sequence[_NewEdge]) -> None:
         if edges:
@@ -1801,11 +1815,10 @@ class PostgresBackend:
                     "name": spawner["task"], "key": None, "on_failure": policy,
                     "now": now}).fetchone()["id"])
                 cur.execute(self._q.wf_adopt, {"workflow": workflow, "id": owned.id})
-            pause("spawn.fenced")
-            ids = self._insert(cur, jobs, retention) if jobs else []
-            edges, waiting = _workflow_edges(ids, [[(i, None) for i in deps] for deps in after],
-                                             policy)
-            self._place(cur, workflow, ids, waiting, {})
+            edges, waiting = _workflow_edges(
+                range(len(jobs)), [[(i, None) for i in deps] for deps in after], policy)
+            ids = self._insert_workflow_jobs(cur, workflow, jobs, waiting.get, ())
+            edges = [e._replace(child=ids[e.child], parent=ids[e.parent]) for e in edges]
             more: dict[int, int] = {}
             for d in cur.execute(self._q.wf_dependents, {"id": owned.id}).fetchall():
                 for n, parent in enumerate(ids):

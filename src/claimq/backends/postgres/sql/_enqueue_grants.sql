@@ -11,10 +11,6 @@ GRANT UPDATE (payload, run_at, updated_at) ON {schema}.jobs TO {role};
 GRANT SELECT, INSERT, DELETE ON {schema}.result_waiters TO {role};
 -- `claimq enqueue` without --app checks a task name against the live workers' tasks.
 GRANT SELECT ON {schema}.workers TO {role};
--- Workflows: a new workflow's row, edges and held jobs (its jobs are enqueued, then those that
--- wait move to held: UPDATE of their workflow_id, DELETE of their jobs rows, in the same
--- transaction); spawn counts the spawner's dependents' waits up.
+-- Workflows: a new workflow's row, its edges and its jobs that wait (held).
 GRANT USAGE ON SEQUENCE {schema}.workflows_id_seq TO {role};
 GRANT INSERT ON {schema}.workflows, {schema}.deps, {schema}.held TO {role};
-GRANT UPDATE (workflow_id), DELETE ON {schema}.jobs TO {role};
-GRANT UPDATE (waiting, updated_at) ON {schema}.held TO {role};

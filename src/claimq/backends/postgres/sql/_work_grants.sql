@@ -18,6 +18,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.leases TO {role};
 -- silent ones dead and prunes them.
 GRANT INSERT, UPDATE, DELETE ON {schema}.workers TO {role};
 -- Workflows: a job's end resolves its edges and moves its dependents held -> jobs, archive or
--- dead letters (the completing statement, wf_release()).
+-- dead letters (the completing statement, wf_release()); spawn makes the spawner's dependents
+-- wait for its new jobs.
 GRANT UPDATE (resolved) ON {schema}.deps TO {role};
 GRANT UPDATE, DELETE ON {schema}.held TO {role};
