@@ -15,13 +15,11 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
 import pytest
 
 from claimq._validate import NewJob, new_job
 from claimq.backends import open_backend
 from claimq.backends.base import (
-    ClaimRequest,
     Completion,
     Failure,
     NewWorkflow,
@@ -424,7 +422,7 @@ def test_a_released_job_wakes_its_queue(pg: PostgresBackend) -> None:
     assert ("job", Q) in [(n.kind, n.payload) for n in notices]
 
 
-# -- retention --------------------------------------------------------------------------------------
+# -- retention -------------------------------------------------------------------------------------
 
 
 def test_retention_keeps_a_live_workflows_rows_and_drops_a_finished_one(

@@ -1811,9 +1811,11 @@ class PostgresBackend:
             workflow, policy = spawner["workflow_id"], spawner["on_failure"]
             if workflow is None:  # a one-job workflow of its own first, named after its task
                 policy = "cancel"
-                workflow = int(cur.execute(self._q.wf_insert, {
+                made = cur.execute(self._q.wf_insert, {
                     "name": spawner["task"], "key": None, "on_failure": policy,
-                    "now": now}).fetchone()["id"])
+                    "now": now}).fetchone()
+                assert made is not None  # no key: no conflict
+                workflow = int(made["id"])
                 cur.execute(self._q.wf_adopt, {"workflow": workflow, "id": owned.id})
             edges, waiting = _workflow_edges(
                 range(len(jobs)), [[(i, None) for i in deps] for deps in after], policy)
