@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 import pytest
 
 from claimq._validate import NewJob, new_job
@@ -449,3 +450,110 @@ def test_partitioned_archive_keeps_the_workflow(pg: PostgresBackend) -> None:
     wf = pg.get_job(a).workflow_id  # type: ignore[union-attr]
     assert wf is not None and pg.get_workflow(wf).counts == {"succeeded": 2}  # type: ignore[union-attr]
 
+
+
+# -- every path that ends a job ----------------------------------------------------------------
+
+
+def test_flow_queues_release_too(pg: PostgresBackend) -> None:
+    """claim_keyed.sql (concurrency keys only) and claim_flow.sql (a rate limit) complete with
+    _settle_done.sql as settle.sql does."""
+    from claimq.backends.base import RateLimit
+
+    keyed = new_job(task="k", payload={}, queue="keyed", concurrency_key="c",
+                    concurrency_limit=1)
+    after = new_job(task="k2", payload={}, queue="keyed", concurrency_key="c",
+                    concurrency_limit=1)
+    pg.configure_queue("rated", rate_limit=RateLimit(100, 1.0))
+    rated = new_job(task="r", payload={}, queue="rated")
+    rated_after = new_job(task="r2", payload={}, queue="rated")
+    for first, second, queue in ((keyed, after, "keyed"), (rated, rated_after, "rated")):
+        added = pg.add_workflow(NewWorkflow("f", None, "cancel", [first, second],
+                                            [[], [(0, None)]], [None, None]), 3600.0)
+        [j] = pg.claim("w", [queue], 5, 30.0, True)
+        assert pg.complete(done([j])) == {added.job_ids[0]}
+        assert status(pg, added.job_ids[1])[0] == "pending", queue
+        [j2] = pg.claim("w", [queue], 5, 30.0, True)
+        assert j2.id == added.job_ids[1]
+
+
+def test_a_cancelled_job_handed_back_buries_and_cancels_its_dependents(
+        pg: PostgresBackend) -> None:
+    a, b = workflow(pg, ["a", "b"], [[], [0]])
+    [ja] = claim(pg)
+    assert pg.cancel(a) == "cancel_requested"
+    assert pg.release([Owned(ja.id, str(ja.claim_token))]) == {a}
+    assert status(pg, a) == ("dead", "cancelled")
+    assert status(pg, b) == ("dead", "dependency_failed")
+
+
+def test_a_reaped_job_applies_the_policy(pg: PostgresBackend, clock: FakeClock) -> None:
+    ids = pg.add_workflow(NewWorkflow("r", None, "cancel", [job("a", max_attempts=1), job("b")],
+                                      [[], [(0, "run")]], [None, None]), 3600.0).job_ids
+    claim(pg)
+    clock.advance(120)
+    assert pg.reap().dead == [ids[0]]
+    assert status(pg, ids[1])[0] == "pending"
+
+
+# -- roles and an existing database -------------------------------------------------------------
+
+
+def test_least_privilege_roles_run_workflows(pg_base_url: str) -> None:
+    from pgroles import least_privilege
+
+    with least_privilege(pg_base_url, {k: [k] for k in ("producer", "worker", "admin")}) as roles:
+        backends = {k: open_backend(roles.url(k)) for k in ("producer", "worker", "admin")}
+        try:
+            producer, worker, admin = (backends[k] for k in ("producer", "worker", "admin"))
+            a, b, c, d = producer.add_workflow(NewWorkflow(
+                "roles", "key", "cancel", [job("a"), job("b"), job("c"), job("d")],
+                [[], [(0, None)], [(0, None)], [(1, None)]], [None] * 4), 3600.0).job_ids
+            ja = worker.claim("w", [Q], 1, 30.0, True)[0]
+            assert worker.spawn(Owned(ja.id, str(ja.claim_token)), [job("s")], [[]],
+                                3600.0) is not None
+            assert worker.complete(done([ja])) == {a}
+            [js] = worker.claim("w", [Q], 10, 30.0, True)  # b and c wait for a's spawn too
+            assert worker.complete(done([js])) == {js.id}
+            got = {j.task: j for j in worker.claim("w", [Q], 10, 30.0, True)}
+            assert set(got) == {"b", "c"}
+            assert die(worker, [got["b"]]) == {b}  # d is cancelled by the trigger, as worker
+            assert worker.get_job(d).reason == "dependency_failed"  # type: ignore[union-attr]
+            assert worker.complete(done([got["c"]])) == {c}
+            assert admin.resurrect(b)
+            assert [j.id for j in admin.list_jobs("live", status="held")] == [d]
+        finally:
+            for backend in backends.values():
+                backend.close()
+
+
+def test_migrating_a_database_with_jobs_in_flight(pg_base_url: str) -> None:
+    """Migration 014 on a database at 013 with live, archived and dead jobs: they keep working
+    (no workflow), and workflows work beside them."""
+    from claimq.backends._sqlfiles import load_migrations
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_base_url, autocommit=True) as conn, conn.transaction():
+        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"CREATE TABLE {schema}.migrations (version integer PRIMARY KEY,"
+                     " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for version, name, text in load_migrations("claimq.backends.postgres", schema):
+            if version < 14:
+                conn.execute(text.encode())
+                conn.execute(f"INSERT INTO {schema}.migrations VALUES (%s, %s)", (version, name))
+        for n in range(3):
+            conn.execute(f"INSERT INTO {schema}.jobs (queue, task, payload) "
+                         f"VALUES ('{Q}', 'old', '{{\"n\": {n}}}')")
+    backend = open_backend(f"{pg_base_url}?schema={schema}")
+    try:
+        assert backend.migrate() == [14]
+        old = claim(backend)  # type: ignore[arg-type]
+        assert len(old) == 3 and all(j.workflow_id is None for j in old)
+        assert backend.complete(done(old[:2])) == {old[0].id, old[1].id}
+        assert die(backend, old[2:]) == {old[2].id}  # type: ignore[arg-type]
+        a, b = workflow(backend, ["a", "b"], [[], [0]])  # type: ignore[arg-type]
+        assert drain(backend) == ["a", "b"]  # type: ignore[arg-type]
+        assert backend.purge("archive") == 4 and backend.purge("dead") == 1
+        assert backend.list_workflows(10) == []
+    finally:
+        backend.drop_all()
