@@ -4,5 +4,6 @@
 SELECT CASE WHEN coalesce(c.nth, 1) = 1 THEN (SELECT array_agg(id) FROM archived) END
            AS completed,
        c.*
-FROM (SELECT) AS one
+-- (`wf`: the completions' workflow release runs; nothing to count without a workflow job)
+FROM (SELECT count(*) AS wf FROM wf_released) AS one
 LEFT JOIN (SELECT claimed.*, row_number() OVER () AS nth FROM claimed) c ON true
