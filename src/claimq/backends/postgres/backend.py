@@ -1336,6 +1336,11 @@ class PostgresBackend:
     def cancel(self, job_id: int) -> CancelOutcome:
         with self._conn() as conn:
             row = conn.execute(self._q.cancel, {"id": job_id, "now": self._now()}).fetchone()
+            if row is None:
+                # A held job released (held -> jobs) by a transaction that committed while
+                # this statement ran is in neither table its snapshot saw: once more, with a
+                # snapshot that sees it.
+                row = conn.execute(self._q.cancel, {"id": job_id, "now": self._now()}).fetchone()
         return "not_found" if row is None else row["outcome"]
 
     def resurrect(
@@ -1371,6 +1376,7 @@ class PostgresBackend:
         parent dead under 'cancel' is buried again. Archived jobs never run again."""
         ids = [r["id"] for r in conn.execute(self._q.wf_restore_set, params).fetchall()]
         restored = {**params, "ids": _numbers(ids)}
+        conn.execute(self._q.wf_lock_parents, restored).fetchall()
         conn.execute(self._q.wf_unbury, restored).fetchall()
         pause("resurrect.unburied")
         conn.execute(self._q.wf_continue, restored).fetchall()
@@ -1861,10 +1867,16 @@ class PostgresBackend:
                 for r in rows]
 
     def cancel_workflow(self, workflow_id: int) -> int:
-        with self._conn() as conn:
-            row = conn.execute(self._q.cancel_workflow,
-                               {"id": workflow_id, "now": self._now()}).fetchone()
-        return int(row["n"]) if row else 0
+        """cancel_workflow.sql, then once more in the same transaction: a held job released by
+        a parent that finished while the first ran (its transaction committed meanwhile) is
+        in jobs now, where the first statement's snapshot did not see it."""
+        touched = 0
+        with self._conn() as conn, conn.transaction():
+            for _ in range(2):
+                row = conn.execute(self._q.cancel_workflow,
+                                   {"id": workflow_id, "now": self._now()}).fetchone()
+                touched += int(row["n"]) if row else 0
+        return touched
 
     def retry_workflow(self, workflow_id: int) -> list[int]:
         done: list[int] = []

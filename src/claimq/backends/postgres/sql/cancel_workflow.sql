@@ -1,5 +1,6 @@
 -- cancel() of every job of a workflow at once: held, pending and fetched ones to dead letters
--- ('cancelled'), processing ones flagged (and their workers told). The trigger
+-- ('cancelled'), processing ones flagged (and their workers told; one flagged already is not
+-- counted again). The trigger
 -- dead_wf_release then finds every dependent already buried.
 WITH target AS (
     SELECT id, status FROM {schema}.jobs WHERE workflow_id = %(id)s ORDER BY id FOR UPDATE
@@ -20,7 +21,7 @@ WITH target AS (
 ), flagged AS (
     UPDATE {schema}.jobs j SET cancel_requested = true, updated_at = {now}
     FROM target t
-    WHERE j.id = t.id AND t.status = 'processing'
+    WHERE j.id = t.id AND t.status = 'processing' AND NOT j.cancel_requested
     RETURNING j.id
 ), told AS (
     SELECT pg_notify('{schema}_cancel', id::text) FROM flagged
