@@ -75,17 +75,22 @@ BEGIN
     PERFORM set_config('claimq.releasing', 'on', true);
     LOOP
         IF cardinality(ready) > 0 THEN
-            -- Held jobs with nothing left to wait for: to jobs (pending, due now at the
-            -- latest), unless run_if = 'failed' and no dependency ended dead: then to the
-            -- archive unrun, and their own dependents see a finished dependency.
-            PERFORM 1 FROM {schema}.held WHERE id = ANY(ready) ORDER BY id FOR UPDATE;
-            WITH moved AS (
-                DELETE FROM {schema}.held h
-                WHERE h.id = ANY(ready) AND h.waiting <= 0
-                  AND (h.run_if IS NULL
+            -- Held jobs with nothing left to wait for (their rows locked already: counted down
+            -- or restored by this transaction): to jobs (pending, due now at the latest),
+            -- unless run_if = 'failed' and no dependency ended dead: then to the archive
+            -- unrun, and their own dependents see a finished dependency. One statement: the
+            -- two deletes take disjoint rows.
+            WITH ready_rows AS (
+                SELECT h.id,
+                       h.run_if IS NULL
                        OR EXISTS (SELECT 1 FROM {schema}.deps d
                                   JOIN {schema}.dead x ON x.id = d.parent
-                                  WHERE d.child = h.id))
+                                  WHERE d.child = h.id) AS runs
+                FROM {schema}.held h
+                WHERE h.id = ANY(ready) AND h.waiting <= 0
+            ), moved AS (
+                DELETE FROM {schema}.held h USING ready_rows r
+                WHERE h.id = r.id AND r.runs
                 RETURNING h.*
             ), started AS (
                 INSERT INTO {schema}.jobs (id, queue, task, payload, tags, idempotency_key,
@@ -98,12 +103,9 @@ BEGIN
                        concurrency_limit, sequence_key, sequence_wait, rate_key, workflow_id
                 FROM moved
                 RETURNING queue
-            )
-            SELECT count(*) INTO woken
-            FROM (SELECT pg_notify('{schema}_jobs', q.queue)
-                  FROM (SELECT DISTINCT queue FROM started) q) n;
-            WITH gone AS (
-                DELETE FROM {schema}.held h WHERE h.id = ANY(ready) AND h.waiting <= 0
+            ), gone AS (
+                DELETE FROM {schema}.held h USING ready_rows r
+                WHERE h.id = r.id AND NOT r.runs
                 RETURNING h.*
             ), kept AS (
                 INSERT INTO {schema}.archive (id, queue, task, payload, tags, idempotency_key,
@@ -116,7 +118,10 @@ BEGIN
                 FROM gone
                 RETURNING id
             )
-            SELECT coalesce(array_agg(id), '{}') INTO skipped FROM kept;
+            SELECT (SELECT count(*) FROM (SELECT pg_notify('{schema}_jobs', q.queue)
+                                          FROM (SELECT DISTINCT queue FROM started) q) n),
+                   (SELECT coalesce(array_agg(id), '{}') FROM kept)
+            INTO woken, skipped;
             archived := archived || skipped;
         END IF;
         EXIT WHEN cardinality(archived) + cardinality(buried) = 0;
@@ -145,9 +150,12 @@ BEGIN
         archived := '{}';
         buried := '{}';
         ready := '{}';
-        -- the children's rows locked in id order (two releases lock alike: no deadlock)
-        PERFORM 1 FROM {schema}.held WHERE id = ANY(kill_child || count_child)
-        ORDER BY id FOR UPDATE;
+        -- the children's rows locked in id order (two releases lock alike: no deadlock; one
+        -- row needs no order)
+        IF cardinality(kill_child) + cardinality(count_child) > 1 THEN
+            PERFORM 1 FROM {schema}.held WHERE id = ANY(kill_child || count_child)
+            ORDER BY id FOR UPDATE;
+        END IF;
         IF cardinality(kill_child) > 0 THEN
             WITH gone AS (
                 DELETE FROM {schema}.held h
