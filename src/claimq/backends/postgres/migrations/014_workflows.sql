@@ -67,9 +67,8 @@ CREATE FUNCTION {schema}.wf_release(archived bigint[], buried bigint[], ready bi
 DECLARE
     kill_child bigint[];
     kill_parent bigint[];
-    count_child bigint[];
-    count_n integer[];
     skipped bigint[];
+    skipping boolean;
     woken integer;
 BEGIN
     PERFORM set_config('claimq.releasing', 'on', true);
@@ -77,9 +76,7 @@ BEGIN
         IF cardinality(ready) > 0 THEN
             -- Held jobs with nothing left to wait for (their rows locked already: counted down
             -- or restored by this transaction): to jobs (pending, due now at the latest),
-            -- unless run_if = 'failed' and no dependency ended dead: then to the archive
-            -- unrun, and their own dependents see a finished dependency. One statement: the
-            -- two deletes take disjoint rows.
+            -- unless run_if = 'failed' and no dependency ended dead ...
             WITH ready_rows AS (
                 SELECT h.id,
                        h.run_if IS NULL
@@ -103,31 +100,39 @@ BEGIN
                        concurrency_limit, sequence_key, sequence_wait, rate_key, workflow_id
                 FROM moved
                 RETURNING queue
-            ), gone AS (
-                DELETE FROM {schema}.held h USING ready_rows r
-                WHERE h.id = r.id AND NOT r.runs
-                RETURNING h.*
-            ), kept AS (
-                INSERT INTO {schema}.archive (id, queue, task, payload, tags, idempotency_key,
-                    priority, attempts, max_attempts, worker_id, run_at, created_at,
-                    started_at, finished_at, duration, result, errors, timeout_seconds, retry,
-                    workflow_id)
-                SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts,
-                       max_attempts, NULL, run_at, created_at, NULL, at, NULL, NULL, errors,
-                       timeout_seconds, retry, workflow_id
-                FROM gone
-                RETURNING id
             )
             SELECT (SELECT count(*) FROM (SELECT pg_notify('{schema}_jobs', q.queue)
                                           FROM (SELECT DISTINCT queue FROM started) q) n),
-                   (SELECT coalesce(array_agg(id), '{}') FROM kept)
-            INTO woken, skipped;
-            archived := archived || skipped;
+                   coalesce((SELECT bool_or(NOT runs) FROM ready_rows), false)
+            INTO woken, skipping;
+            IF skipping THEN
+                -- ... then to the archive unrun (the rows left), and their own dependents
+                -- see a finished dependency.
+                WITH gone AS (
+                    DELETE FROM {schema}.held h WHERE h.id = ANY(ready) AND h.waiting <= 0
+                    RETURNING h.*
+                ), kept AS (
+                    INSERT INTO {schema}.archive (id, queue, task, payload, tags,
+                        idempotency_key, priority, attempts, max_attempts, worker_id, run_at,
+                        created_at, started_at, finished_at, duration, result, errors,
+                        timeout_seconds, retry, workflow_id)
+                    SELECT id, queue, task, payload, tags, idempotency_key, priority, attempts,
+                           max_attempts, NULL, run_at, created_at, NULL, at, NULL, NULL, errors,
+                           timeout_seconds, retry, workflow_id
+                    FROM gone
+                    RETURNING id
+                )
+                SELECT coalesce(array_agg(id), '{}') INTO skipped FROM kept;
+                archived := archived || skipped;
+            END IF;
         END IF;
         EXIT WHEN cardinality(archived) + cardinality(buried) = 0;
         -- The unresolved edges from the jobs that ended, resolved: all of an archived job's,
         -- a dead one's under 'run' (counted down like a success) and 'cancel' (the child is
-        -- buried); under 'wait' they stay as they are until an operator acts.
+        -- buried); under 'wait' they stay as they are until an operator acts. The children's
+        -- rows locked in id order (two releases lock alike: no deadlock), and those not to be
+        -- buried counted down: `waiting - n` of the row as the lock found it (a parent that
+        -- finished at the same time in another transaction counted down first, or waits).
         WITH e AS (
             UPDATE {schema}.deps d SET resolved = true
             WHERE NOT d.resolved
@@ -141,21 +146,21 @@ BEGIN
             SELECT child, count(*)::int AS n FROM e
             WHERE NOT kill AND child NOT IN (SELECT child FROM k)
             GROUP BY child
+        ), l AS (
+            SELECT h.id FROM {schema}.held h WHERE h.id IN (SELECT child FROM e)
+            ORDER BY h.id FOR UPDATE
+        ), dec AS (
+            UPDATE {schema}.held h SET waiting = h.waiting - c.n, updated_at = at
+            FROM c JOIN l ON l.id = c.child
+            WHERE h.id = c.child
+            RETURNING h.id, h.waiting
         )
         SELECT (SELECT coalesce(array_agg(child ORDER BY child), '{}') FROM k),
                (SELECT coalesce(array_agg(parent ORDER BY child), '{}') FROM k),
-               (SELECT coalesce(array_agg(child ORDER BY child), '{}') FROM c),
-               (SELECT coalesce(array_agg(n ORDER BY child), '{}') FROM c)
-        INTO kill_child, kill_parent, count_child, count_n;
+               (SELECT coalesce(array_agg(id) FILTER (WHERE waiting <= 0), '{}') FROM dec)
+        INTO kill_child, kill_parent, ready;
         archived := '{}';
         buried := '{}';
-        ready := '{}';
-        -- the children's rows locked in id order (two releases lock alike: no deadlock; one
-        -- row needs no order)
-        IF cardinality(kill_child) + cardinality(count_child) > 1 THEN
-            PERFORM 1 FROM {schema}.held WHERE id = ANY(kill_child || count_child)
-            ORDER BY id FOR UPDATE;
-        END IF;
         IF cardinality(kill_child) > 0 THEN
             WITH gone AS (
                 DELETE FROM {schema}.held h
@@ -180,16 +185,6 @@ BEGIN
                 RETURNING id
             )
             SELECT coalesce(array_agg(id), '{}') INTO buried FROM kept;
-        END IF;
-        IF cardinality(count_child) > 0 THEN
-            WITH dec AS (
-                UPDATE {schema}.held h SET waiting = h.waiting - c.n, updated_at = at
-                FROM unnest(count_child, count_n) AS c(child, n)
-                WHERE h.id = c.child
-                RETURNING h.id, h.waiting
-            )
-            SELECT coalesce(array_agg(id) FILTER (WHERE waiting <= 0), '{}') INTO ready
-            FROM dec;
         END IF;
     END LOOP;
     PERFORM set_config('claimq.releasing', '', true);
