@@ -16,11 +16,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from interleave import World, claim, complete, fail, settle
+from interleave import World, claim, complete, fail, failure, settle
 from invariants import claimed_once, one_owner_wins
 
 from claimq._validate import new_job
-from claimq.backends.base import NewWorkflow, Owned
+from claimq.backends.base import Completion, NewWorkflow, Owned
 from claimq.errors import KeyHeld
 
 BACKENDS = ("sqlite", "postgresql", "mariadb")
@@ -488,6 +488,23 @@ def restale(w: World) -> Ctx:
     return {**ctx, "jobs": [again, stale]}
 
 
+def settle_some(app: str, done: tuple[int, ...], dead: tuple[int, ...] = ()
+                ) -> Callable[[World, Ctx], Any]:
+    """One settle() of the world's claimed jobs (ctx "jobs"): those at `done` completed, those
+    at `dead` failed for good (PostgreSQL: the failures' statement commits first)."""
+    def run(w: World, c: Ctx) -> Any:
+        jobs = c["jobs"]
+        return getattr(w, app).backend.settle(
+            [Completion(jobs[k].id, str(jobs[k].claim_token), '"ok"') for k in done],
+            [failure(jobs[k], permanent=True) for k in dead], None)
+    return run
+
+
+def one_completion(w: World, c: Ctx, o: Any) -> list[str]:
+    both_done = o.a_result.completed & o.b_result.completed
+    return [f"both settles completed {both_done}"] if both_done else []
+
+
 _RESURRECTED = (("jobs", "pending"),)
 _WORKFLOW_SPECS: list[Spec] = [
     # two parents of one child finish at the same instant in two workers: one release
@@ -531,6 +548,19 @@ _WORKFLOW_SPECS: list[Spec] = [
          workflow(3, [[], [], [(0, None), (1, None)]], claimed=(0, 1), failed=(1,)),
          resurrect_job("a", 1), complete_job("b", 0),
          both(answered("a", True), is_at(1, *_RESURRECTED), is_at(2, ("held", 1)))),
+    # PostgreSQL's settle between its failures' statement (committed, releasing as the dead
+    # letters' trigger does) and its completions' (releasing in the settle statement)
+    Spec("settle x settle, three parents of one child", "settle.failed",
+         workflow(4, [[], [], [], [(0, "run"), (1, "run"), (2, "run")]], claimed=(0, 1, 2)),
+         settle_some("a", (0,), (1,)), settle_some("b", (2,)),
+         is_at(3, ("jobs", "pending"))),
+    Spec("settle x the same completion again", "settle.failed",
+         workflow(3, [[], [], [(0, None)]], claimed=(0, 1)), settle_some("a", (0,), (1,)),
+         settle_some("b", (0,)), both(is_at(2, ("jobs", "pending")), one_completion)),
+    Spec("settle x cancel of the held child", "settle.failed",
+         workflow(3, [[], [], [(0, None)]], claimed=(0, 1)), settle_some("a", (0,), (1,)),
+         cancel_job("b", 2), both(is_at(2, ("dead", "cancelled")),
+                                  answered("b", "cancelled"))),
     Spec("resurrect x resurrect, a workflow job", "resurrect.unburied",
          workflow(2, [[], [(0, None)]], claimed=(0,), failed=(0,)), resurrect_job("a", 0),
          resurrect_job("b", 0), both(resurrected_once, is_at(0, *_RESURRECTED),

@@ -101,6 +101,9 @@ LIMITED_RECHECK = 1.0  # seconds between checks for max_workers limits on a clai
 COPY_CHUNK = 1000  # rows per write to a COPY
 COPY_THRESHOLD = 200  # from this many jobs on, COPY beats one INSERT … SELECT unnest(…)
 _MIGRATION_LOCK = 0x636C61696D71  # "claimq": one advisory lock id for every migrating process
+# The namespace of the (two-int) advisory locks a workflow resurrect holds on the jobs it
+# restores, and cancel() waits for (wf_lock_parents.sql).
+_RESTORE_LOCK = 0x636C71
 # FAST PATH (issue 13 item 6: kept only while a paired benchmark shows >= 5 % on the drain):
 # the worker's asettle sends settle.sql straight through libpq (_wire.Statement) instead of
 # psycopg's async cursor, for about 8 % of the drain's CPU when it was written. Same statement,
@@ -1334,7 +1337,11 @@ class PostgresBackend:
         ]
 
     def cancel(self, job_id: int) -> CancelOutcome:
-        with self._conn() as conn:
+        with self._conn() as conn, conn.transaction():
+            # A workflow resurrect restoring this job holds its advisory lock: wait for it, so
+            # that the statement's snapshot sees the job where the resurrect put it.
+            conn.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)",
+                         (_RESTORE_LOCK, job_id % 2147483648))
             row = conn.execute(self._q.cancel, {"id": job_id, "now": self._now()}).fetchone()
             if row is None:
                 # A held job released (held -> jobs) by a transaction that committed while
@@ -1375,7 +1382,7 @@ class PostgresBackend:
         (wf_release) runs from there: what has nothing to wait for is released, what has a
         parent dead under 'cancel' is buried again. Archived jobs never run again."""
         ids = [r["id"] for r in conn.execute(self._q.wf_restore_set, params).fetchall()]
-        restored = {**params, "ids": _numbers(ids)}
+        restored = {**params, "ids": _numbers(ids), "lock": _RESTORE_LOCK}
         conn.execute(self._q.wf_lock_parents, restored).fetchall()
         conn.execute(self._q.wf_unbury, restored).fetchall()
         pause("resurrect.unburied")
