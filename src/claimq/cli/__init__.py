@@ -22,6 +22,7 @@ from claimq.cli import schedules as _schedules  # noqa: F401
 from claimq.cli import stats as _stats  # noqa: F401
 from claimq.cli import worker as _worker  # noqa: F401
 from claimq.cli import workers as _workers  # noqa: F401
+from claimq.cli import workflows as _workflows  # noqa: F401
 from claimq.cli._common import CliError
 from claimq.cli._main import OPTIONAL_COMMANDS, main
 

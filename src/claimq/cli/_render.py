@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from claimq.backends.base import Progress, QueueInfo
+from claimq.backends.base import Edge, Progress, QueueInfo, WorkflowInfo
 from claimq.cli._common import _state
 from claimq.job import Job, Status
 from claimq.stats import QueueStats
+from claimq.workflow import workflow_state
 
 if TYPE_CHECKING:  # rich is imported only for human output: --json and errors skip it
     from rich.console import Console, RenderableType
@@ -264,6 +265,90 @@ def _job_view(job: Job, progress: Progress | None = None) -> RenderableType:
     else:
         parts.append(Text("no errors recorded", style="dim"))
     return Group(*parts)
+
+
+_STATE_STYLES = {"running": "blue", "blocked": "yellow", "succeeded": "green", "failed": "red"}
+_STATUS_ORDER = [s.value for s in Status]
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    """A workflow's jobs by status, in a job's order of life: `held 2, pending 1, dead 1`."""
+    order = sorted(counts, key=lambda s: (_STATUS_ORDER.index(s) if s in _STATUS_ORDER
+                                          else len(_STATUS_ORDER), s))
+    return ", ".join(f"{status} {counts[status]}" for status in order if counts[status])
+
+
+def _state_text(state: str) -> Text:
+    from rich.text import Text
+
+    return Text(state, style=_STATE_STYLES.get(state, ""))
+
+
+def _workflows_table(workflows: Sequence[WorkflowInfo]) -> Table:
+    from rich.table import Table
+
+    table = Table()
+    table.add_column("id", justify="right")
+    for header in ("name", "key", "state", "jobs", "created (UTC)"):
+        table.add_column(header)
+    for wf in workflows:
+        table.add_row(
+            _cell(wf.id), _cell(wf.name), _cell(wf.key),
+            _state_text(workflow_state(wf.counts)), _cell(_counts_text(wf.counts)),
+            _cell(_when(wf.created_at)),
+        )
+    if not workflows:
+        table.caption = "no workflows"
+    elif len(workflows) > 1:
+        table.caption = f"next page: --before {workflows[-1].id}"
+    return table
+
+
+def _waits_for(parents: Sequence[Edge]) -> str:
+    """The ids a job waits for, each with its edge's failure policy unless the default."""
+    return ", ".join(str(e.parent) + ("" if e.on_failure == "cancel" else f" ({e.on_failure})")
+                     for e in parents) or "-"
+
+
+def _workflow_view(info: WorkflowInfo, state: str, jobs: Sequence[Job],
+                   edges: Sequence[Edge]) -> RenderableType:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="bold")
+    fields.add_column()
+    rows: list[tuple[str, Any]] = [
+        ("name", info.name),
+        ("key", info.key),
+        ("state", state),
+        ("jobs", _counts_text(info.counts) or None),
+        ("on failure", info.on_failure),
+        ("created (UTC)", _when(info.created_at)),
+        ("finished (UTC)", _when(info.finished_at) if info.finished_at else None),
+    ]
+    for name, value in rows:
+        if value is not None:
+            fields.add_row(name, _state_text(state) if name == "state" else _cell(value))
+    parents: dict[int, list[Edge]] = {}
+    for edge in edges:
+        parents.setdefault(edge.child, []).append(edge)
+    table = Table(title=f"jobs ({len(jobs)})", title_justify="left")
+    table.add_column("id", justify="right")
+    for header in ("task", "queue", "status", "attempts", "waits for", "finished (UTC)"):
+        table.add_column(header)
+    for job in jobs:
+        status = Text(job.status.value, style={Status.DEAD: "red", Status.SUCCEEDED: "green",
+                                               Status.HELD: "yellow"}.get(job.status, ""))
+        if job.reason:
+            status.append(f" ({job.reason})")
+        table.add_row(
+            _cell(job.id), _cell(job.task), _cell(job.queue), status,
+            _cell(f"{job.attempts}/{job.max_attempts}"), _cell(_waits_for(parents.get(job.id, []))),
+            _cell(_when(job.finished_at) if job.finished_at else None),
+        )
+    return Group(Text(f"workflow {info.id}", style="bold"), fields, table)
 
 
 @contextmanager
