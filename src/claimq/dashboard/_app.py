@@ -137,6 +137,20 @@ def _job_action(app: App, job_id: int, action: str, body: dict[str, Any]
     return outcome, affected, detail
 
 
+def _workflow_action(app: App, workflow_id: int, action: str
+                     ) -> tuple[str, int, dict[str, Any]]:
+    """A workflow action of the page: (outcome, jobs affected, detail for the audit)."""
+    if action == "cancel":
+        affected = app.backend.cancel_workflow(workflow_id)
+        return (f"{affected} job(s) cancelled" if affected else
+                "nothing left to cancel (nothing changed)"), affected, {}
+    if action == "retry":
+        ids = app.backend.retry_workflow(workflow_id)
+        return (f"{len(ids)} failed step(s) resurrected" if ids else
+                "no failed step (nothing changed)"), len(ids), {"resurrected": ids}
+    raise InvalidInput("action must be cancel or retry")
+
+
 class _Dashboard:
     """The handlers of one dashboard and what they share: the App, the guard, the bulk
     snapshots' key and the latest overview the event streams send."""
@@ -173,12 +187,16 @@ class _Dashboard:
             Route("/api/events", guarded(self.events)),
             Route("/api/jobs", guarded(self.jobs)),
             Route("/api/jobs/{job_id}", guarded(self.job)),
+            Route("/api/workflows", guarded(self.workflows)),
+            Route("/api/workflows/{workflow_id}", guarded(self.workflow)),
             Route("/api/audit", guarded(self.audit)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
             Route("/api/jobs/{job_id}/{action}", guarded(self.job_action, admin=True),
                   methods=["POST"]),
+            Route("/api/workflows/{workflow_id}/{action}",
+                  guarded(self.workflow_action, admin=True), methods=["POST"]),
             Route("/api/bulk/preview", guarded(self.bulk_preview, admin=True),
                   methods=["POST"]),
             Route("/api/bulk/apply", guarded(self.bulk_apply, admin=True), methods=["POST"]),
@@ -217,7 +235,8 @@ class _Dashboard:
     async def me(self, request: Request, caller: Caller) -> Response:
         return _json({"role": caller.role, "name": caller.name,
                       "csrf": self.guard.csrf_token(caller),
-                      "bulk_limit": _data.BULK_LIMIT, "bulk_actions": _data.BULK_ACTIONS})
+                      "bulk_limit": _data.BULK_LIMIT, "bulk_actions": _data.BULK_ACTIONS,
+                      "workflows": self.app.backend.capabilities.workflows})
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -261,6 +280,32 @@ class _Dashboard:
         found = await run_in_threadpool(self.app.get_job, job_id)
         return _json(_data.job_detail(found))
 
+    def no_workflows(self) -> Response | None:
+        if self.app.backend.capabilities.workflows:
+            return None
+        return _error("this claimq's backend has no workflows", 404)
+
+    async def workflows(self, request: Request, caller: Caller) -> Response:
+        if refused := self.no_workflows():
+            return refused
+        q = request.query_params
+        before = _int(q.get("before"), "before", 1, 2**63 - 1)
+        limit = _int(q.get("limit"), "limit", 1, PAGE_LIMIT) or 50
+        found = await run_in_threadpool(self.app.backend.list_workflows, limit + 1, before)
+        page = found[:limit]
+        return _json({"workflows": [_data.workflow_row(w) for w in page],
+                      "next": page[-1].id if len(found) > limit else None})
+
+    async def workflow(self, request: Request, caller: Caller) -> Response:
+        if refused := self.no_workflows():
+            return refused
+        workflow_id = _int(request.path_params["workflow_id"], "workflow id", 1, 2**63 - 1)
+        assert workflow_id is not None
+        detail = await run_in_threadpool(_data.workflow_detail, self.app, workflow_id)
+        if detail is None:
+            return _error(f"no workflow {workflow_id}", 404)
+        return _json(detail)
+
     async def audit(self, request: Request, caller: Caller) -> Response:
         before = _int(request.query_params.get("before"), "before", 1, 2**63 - 1)
         entries = await run_in_threadpool(_data.audit, self.app, before, 100)
@@ -302,6 +347,27 @@ class _Dashboard:
             return {"outcome": outcome, "affected": affected}
 
         return _json(await run_in_threadpool(run))
+
+    async def workflow_action(self, request: Request, caller: Caller) -> Response:
+        if refused := self.no_workflows():
+            return refused
+        workflow_id = _int(request.path_params["workflow_id"], "workflow id", 1, 2**63 - 1)
+        assert workflow_id is not None
+        action = request.path_params["action"]
+        if action not in ("cancel", "retry"):
+            raise InvalidInput("action must be cancel or retry")
+
+        def run() -> dict[str, Any] | None:
+            if self.app.backend.get_workflow(workflow_id) is None:
+                return None
+            outcome, affected, detail = _workflow_action(self.app, workflow_id, action)
+            self.audited(caller, action, f"workflow {workflow_id}", detail, affected)
+            return {"outcome": outcome, "affected": affected, **detail}
+
+        result = await run_in_threadpool(run)
+        if result is None:
+            return _error(f"no workflow {workflow_id}", 404)
+        return _json(result)
 
     async def bulk_preview(self, request: Request, caller: Caller) -> Response:
         body = await _body(request)

@@ -13,9 +13,10 @@ from typing import Any, Literal
 import orjson
 
 from claimq.app import App
-from claimq.backends.base import AuditEntry, QueueInfo
+from claimq.backends.base import AuditEntry, Edge, QueueInfo, WorkflowInfo
 from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 from claimq.job import Job
+from claimq.workflow import workflow_state
 
 Table = Literal["live", "archive", "dead"]
 BULK_LIMIT = 10_000  # a bulk action acts on at most this many jobs (the preview says so)
@@ -25,6 +26,8 @@ BULK_ACTIONS: dict[str, tuple[str, ...]] = {
     "dead": ("resurrect", "purge"),
 }
 FILTER_KEYS = ("queue", "task", "status", "tag", "text")
+WORKFLOW_JOBS = 1000  # a workflow's page lists at most this many of its jobs (by id)
+GRAPH_JOBS = 300  # and draws its graph only up to this many
 
 
 def dumps(value: Any) -> bytes:
@@ -95,6 +98,78 @@ def job_detail(job: Job) -> dict[str, Any]:
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return None if start is None or end is None else (end - start).total_seconds()
+
+
+def workflow_row(info: WorkflowInfo) -> dict[str, Any]:
+    """A workflow as the list shows it: its row, its jobs by status and its state."""
+    return {"id": info.id, "name": info.name, "key": info.key, "on_failure": info.on_failure,
+            "state": workflow_state(info.counts), "counts": dict(info.counts),
+            "created_at": info.created_at, "finished_at": info.finished_at}
+
+
+def workflow_detail(app: App, workflow_id: int) -> dict[str, Any] | None:
+    """A workflow's page: its row, its jobs (the first WORKFLOW_JOBS by id), each with the ids
+    it waits for, its edges, and (up to GRAPH_JOBS jobs) where each job sits in the drawn
+    graph; None when there is no such workflow."""
+    info = app.backend.get_workflow(workflow_id)
+    if info is None:
+        return None
+    jobs, edges = app.backend.workflow_graph(workflow_id)
+    shown = jobs[:WORKFLOW_JOBS]
+    ids = {job.id for job in shown}
+    edges = [e for e in edges if e.child in ids and e.parent in ids]
+    waits: dict[int, list[int]] = {}
+    for edge in edges:
+        waits.setdefault(edge.child, []).append(edge.parent)
+    place = graph_layout([job.id for job in shown], edges) if len(jobs) <= GRAPH_JOBS else {}
+    rows = []
+    for job in shown:
+        row = {**job_summary(job), "waits_for": waits.get(job.id, [])}
+        if job.id in place:
+            row["layer"], row["row"] = place[job.id]
+        rows.append(row)
+    return {"workflow": workflow_row(info), "jobs": rows,
+            "edges": [edge._asdict() for edge in edges], "jobs_total": len(jobs),
+            "graph": bool(place), "graph_limit": GRAPH_JOBS}
+
+
+def graph_layout(ids: Sequence[int], edges: Sequence[Edge]) -> dict[int, tuple[int, int]]:
+    """Where to draw each job: (layer, row). A job's layer is one past its deepest dependency
+    (dependencies to its left); within a layer, jobs sit by the mean row of what they wait
+    for (fewer crossings), then by id. A cycle (never written by claimq) goes last."""
+    children: dict[int, list[int]] = {i: [] for i in ids}
+    parents: dict[int, list[int]] = {i: [] for i in ids}
+    for edge in edges:
+        if edge.parent in children and edge.child in parents:
+            children[edge.parent].append(edge.child)
+            parents[edge.child].append(edge.parent)
+    waiting = {i: len(parents[i]) for i in ids}
+    layer = dict.fromkeys(ids, 0)
+    ready = [i for i in ids if waiting[i] == 0]
+    done: list[int] = []
+    while ready:
+        job = ready.pop()
+        done.append(job)
+        for child in children[job]:
+            layer[child] = max(layer[child], layer[job] + 1)
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    last = max((layer[i] for i in done), default=-1)
+    for job in ids:
+        if waiting[job] > 0:
+            layer[job] = last + 1
+    place: dict[int, tuple[int, int]] = {}
+    for depth in range(max(layer.values(), default=-1) + 1):
+        members = [i for i in ids if layer[i] == depth]
+
+        def weight(job: int) -> tuple[float, int]:
+            rows = [place[p][1] for p in parents[job] if p in place]
+            return (sum(rows) / len(rows) if rows else -1.0, job)
+
+        for n, job in enumerate(sorted(members, key=weight)):
+            place[job] = (depth, n)
+    return place
 
 
 def job_filter(params: object) -> dict[str, str]:

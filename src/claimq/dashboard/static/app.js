@@ -3,7 +3,7 @@
 "use strict";
 
 const state = { me: null, filter: null, next: null, bulk: null, job: null, last: null,
-                charts: null, source: null };
+                charts: null, source: null, workflow: null, wfTimer: null, wfNext: null };
 
 function $(id) { return document.getElementById(id); }
 
@@ -86,9 +86,11 @@ async function start() {
   $("logout").hidden = state.me.name === "anonymous";
   $("who").textContent = state.me.name + " (" + state.me.role + ")";
   document.body.classList.toggle("admin", state.me.role === "admin");
+  $("tabs").querySelector("[data-tab=workflows]").hidden = !state.me.workflows;
   setupCharts();
   listen();
   fillBulkActions();
+  route();
 }
 
 function showLogin() {
@@ -115,14 +117,24 @@ $("logout").addEventListener("click", async () => {
   location.reload();
 });
 
+function showTab(name) {
+  for (const other of document.querySelectorAll("#tabs button")) {
+    other.classList.toggle("active", other.dataset.tab === name);
+    $("tab-" + other.dataset.tab).hidden = other.dataset.tab !== name;
+  }
+  if (name !== "workflows") stopWorkflowRefresh();
+  if (name === "audit") loadAudit();
+  if (name === "jobs" && !state.filter) search();
+}
+
 for (const button of document.querySelectorAll("#tabs button")) {
   button.addEventListener("click", () => {
-    for (const other of document.querySelectorAll("#tabs button")) {
-      other.classList.toggle("active", other === button);
-      $("tab-" + other.dataset.tab).hidden = other !== button;
+    if (button.dataset.tab === "workflows") {
+      if (location.hash === "#workflows") route(); else location.hash = "workflows";
+    } else {
+      if (location.hash.startsWith("#workflows")) clearHash();
+      showTab(button.dataset.tab);
     }
-    if (button.dataset.tab === "audit") loadAudit();
-    if (button.dataset.tab === "jobs" && !state.filter) search();
   });
 }
 
@@ -437,6 +449,225 @@ $("act-resurrect").addEventListener("click", () => {
   }
   jobAction("resurrect", { payload }, "Resurrect job " + state.job.id + " with this payload?");
 });
+
+// -- workflows ------------------------------------------------------------------------------
+// #workflows lists them, #workflows/ID is one workflow's page: its jobs and their graph.
+
+const SVG = "http://www.w3.org/2000/svg";
+const NODE = { w: 170, h: 42, dx: 230, dy: 62, pad: 16 };
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+function countsText(counts) {
+  const order = ["held", "pending", "fetched", "processing", "succeeded", "dead"];
+  return Object.keys(counts).sort((a, b) => order.indexOf(a) - order.indexOf(b))
+    .map((k) => k + " " + counts[k]).join(", ");
+}
+
+function route() {
+  if (!state.me || !state.me.workflows) return;
+  const match = /^#workflows(?:\/(\d+))?$/.exec(location.hash);
+  if (!match) return;
+  showTab("workflows");
+  if (match[1]) {
+    openWorkflow(Number(match[1]));
+  } else {
+    stopWorkflowRefresh();
+    state.workflow = null;
+    $("wf-detail").hidden = true;
+    $("wf-list").hidden = false;
+    $("workflows").tBodies[0].replaceChildren();
+    loadWorkflows(null);
+  }
+}
+
+window.addEventListener("hashchange", route);
+$("wf-next-page").addEventListener("click", () => loadWorkflows(state.wfNext));
+
+async function loadWorkflows(before) {
+  const params = new URLSearchParams();
+  if (before) params.set("before", before);
+  let page;
+  try {
+    page = await api("api/workflows?" + params);
+  } catch (error) {
+    toast(error.message);
+    return;
+  }
+  const body = $("workflows").tBodies[0];
+  for (const w of page.workflows) {
+    const row = el("tr", null, { class: "clickable", "data-workflow": w.id });
+    row.append(el("td", w.id, { class: "num" }), el("td", w.name), el("td", w.key || ""),
+               el("td", w.state, { class: "state state-" + w.state }),
+               el("td", countsText(w.counts), { class: "counts" }), el("td", when(w.created_at)));
+    row.addEventListener("click", () => { location.hash = "workflows/" + w.id; });
+    body.append(row);
+  }
+  $("workflows-none").hidden = body.rows.length > 0;
+  state.wfNext = page.next;
+  $("wf-next-page").hidden = page.next === null;
+}
+
+function stopWorkflowRefresh() {
+  clearInterval(state.wfTimer);
+  state.wfTimer = null;
+}
+
+async function openWorkflow(id) {
+  stopWorkflowRefresh();
+  $("wf-list").hidden = true;
+  $("wf-detail").hidden = false;
+  $("wf-message").textContent = "";
+  if (!state.workflow || state.workflow.workflow.id !== id) {
+    $("wf-title").textContent = "Workflow " + id;
+    $("wf-graph").replaceChildren();
+    $("wf-jobs").tBodies[0].replaceChildren();
+    $("wf-fields").replaceChildren();
+  }
+  if (await loadWorkflow(id)) {
+    // The page follows the workflow while it runs (the overview has its own event stream).
+    state.wfTimer = setInterval(() => {
+      if (!$("wf-detail").hidden) loadWorkflow(id);
+    }, 2000);
+  }
+}
+
+async function loadWorkflow(id) {
+  let data;
+  try {
+    data = await api("api/workflows/" + id);
+  } catch (error) {
+    stopWorkflowRefresh();
+    $("wf-title").textContent = "Workflow " + id;
+    $("wf-message").textContent = error.message;
+    return false;
+  }
+  if (location.hash !== "#workflows/" + id) return false;  // the operator moved on
+  state.workflow = data;
+  renderWorkflow(data);
+  return true;
+}
+
+function renderWorkflow(data) {
+  const w = data.workflow;
+  $("wf-title").textContent = "Workflow " + w.id + " · " + w.name + " · ";
+  $("wf-title").append(el("span", w.state, { class: "state state-" + w.state, id: "wf-state" }));
+  const fields = $("wf-fields");
+  fields.replaceChildren();
+  const rows = [["key", w.key], ["jobs", countsText(w.counts)], ["on failure", w.on_failure],
+                ["created", when(w.created_at)], ["finished", w.finished_at && when(w.finished_at)]];
+  for (const [key, value] of rows) {
+    if (value) fields.append(el("dt", key), el("dd", value, { "data-field": key }));
+  }
+  $("wf-cancel").disabled = w.state === "succeeded" || w.state === "failed";
+  $("wf-retry").disabled = !w.counts.dead;
+  const body = $("wf-jobs").tBodies[0];
+  body.replaceChildren();
+  for (const job of data.jobs) {
+    const row = el("tr", null, { class: "clickable", "data-job": job.id });
+    row.append(el("td", job.id, { class: "num" }), el("td", job.task), el("td", job.queue),
+               el("td", job.reason ? job.status + " (" + job.reason + ")" : job.status,
+                  { class: "status" }),
+               el("td", job.attempts + "/" + job.max_attempts, { class: "num" }),
+               el("td", job.waits_for.join(", "), { class: "waits" }),
+               el("td", when(job.finished_at)));
+    row.addEventListener("click", () => showJob(job.id));
+    body.append(row);
+  }
+  const more = data.jobs_total - data.jobs.length;
+  $("wf-truncated").hidden = more <= 0;
+  $("wf-truncated").textContent = more > 0 ? "The first " + data.jobs.length + " jobs of " +
+    data.jobs_total + " (by id); `claimq workflows show " + w.id + " --json` lists them all." : "";
+  $("wf-graph-note").hidden = data.graph;
+  $("wf-graph-note").textContent = data.graph ? "" : "The graph is drawn for workflows of up to " +
+    data.graph_limit + " jobs; this one has " + data.jobs_total + ".";
+  $("wf-graph").replaceChildren();
+  if (data.graph) $("wf-graph").append(drawGraph(data));
+}
+
+// Layers left to right (the server placed each job: layer and row), an arrow from each job
+// to each job that waits for it: dashed until that edge is resolved.
+function drawGraph(data) {
+  const at = {};
+  let layers = 0;
+  let rows = 0;
+  for (const job of data.jobs) {
+    at[job.id] = { x: NODE.pad + job.layer * NODE.dx, y: NODE.pad + job.row * NODE.dy };
+    layers = Math.max(layers, job.layer + 1);
+    rows = Math.max(rows, job.row + 1);
+  }
+  const width = NODE.pad * 2 + (layers - 1) * NODE.dx + NODE.w;
+  const height = NODE.pad * 2 + (rows - 1) * NODE.dy + NODE.h;
+  const root = svg("svg", { width, height, viewBox: "0 0 " + width + " " + height,
+                            role: "img", "aria-label": "the workflow's jobs and dependencies" });
+  const defs = svg("defs");
+  const marker = svg("marker", { id: "wf-arrow", viewBox: "0 0 10 10", refX: 10, refY: 5,
+                                 markerWidth: 7, markerHeight: 7, orient: "auto" });
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z" }));
+  defs.append(marker);
+  root.append(defs);
+  for (const e of data.edges) {
+    const a = at[e.parent];
+    const b = at[e.child];
+    if (!a || !b) continue;
+    const x1 = a.x + NODE.w;
+    const y1 = a.y + NODE.h / 2;
+    const x2 = b.x;
+    const y2 = b.y + NODE.h / 2;
+    const mid = (x1 + x2) / 2;
+    const path = svg("path", {
+      d: "M" + x1 + "," + y1 + " C" + mid + "," + y1 + " " + mid + "," + y2 + " " + x2 + "," + y2,
+      class: "edge policy-" + e.on_failure + (e.resolved ? " resolved" : " unresolved"),
+      "marker-end": "url(#wf-arrow)", "data-parent": e.parent, "data-child": e.child });
+    path.append(svg("title", {}, e.parent + " → " + e.child + " (on failure: " + e.on_failure +
+                    (e.resolved ? ", resolved)" : ")")));
+    root.append(path);
+  }
+  for (const job of data.jobs) {
+    const p = at[job.id];
+    const node = svg("g", { class: "node status-" + job.status, "data-job": job.id,
+                            "data-status": job.status, transform: "translate(" + p.x + "," + p.y + ")" });
+    node.append(svg("rect", { width: NODE.w, height: NODE.h, rx: 4 }));
+    const task = job.task.length > 22 ? job.task.slice(0, 21) + "…" : job.task;
+    node.append(svg("text", { x: 8, y: 17 }, "#" + job.id + " " + task));
+    node.append(svg("text", { x: 8, y: 33, class: "sub" }, job.reason || job.status));
+    node.append(svg("title", {}, "job " + job.id + " · " + job.task + " · " +
+                    (job.reason || job.status) + (job.waits_for.length ?
+                      " · waits for " + job.waits_for.join(", ") : "")));
+    node.addEventListener("click", () => showJob(job.id));
+    root.append(node);
+  }
+  return root;
+}
+
+function clearHash() {
+  history.replaceState(null, "", location.pathname + location.search);
+}
+
+function showJob(id) {
+  clearHash();
+  showTab("jobs");
+  inspect(id);
+}
+
+function workflowAction(action, text) {
+  const w = state.workflow && state.workflow.workflow;
+  if (!w) return;
+  act(text, "api/workflows/" + w.id + "/" + action, {}, (result) => {
+    $("wf-message").textContent = action + ": " + result.outcome;
+    loadWorkflow(w.id);
+  });
+}
+
+$("wf-cancel").addEventListener("click", () => workflowAction("cancel",
+  "Cancel every unfinished job of workflow " + state.workflow.workflow.id + "?"));
+$("wf-retry").addEventListener("click", () => workflowAction("retry",
+  "Rerun the failed steps of workflow " + state.workflow.workflow.id + "?"));
 
 // -- audit ----------------------------------------------------------------------------------
 
