@@ -4,11 +4,13 @@ Two kinds, so that sums over scraped targets add up:
 
 - **The cluster's gauges**, read from `app.stats()` at a scrape: per queue and per task, the
   depths, the oldest due job's age, jobs past their lease, dead letters by reason, completions
-  and failures per minute, latency quantiles and attempts per job, and `claimq_stats_up`. They
-  describe the database, so exactly one place exports them: among worker processes, the one
-  holding the database's `metrics` lease (claimq._worker.exporter; `claimq_worker_exports_stats`
-  says which, 1 on it and 0 on the others); `metrics_app(app)` and the other label-free paths
-  (no `worker=`) always do, so scrape those *instead of* the workers' gauges, not as well.
+  and failures per minute, latency quantiles and attempts per job, `claimq_stats_up`, and
+  workflows by state (`claimq_workflows{state=...}`, the newest WORKFLOW_SCAN of them; never a
+  series per workflow: their ids are unbounded). They describe the database, so exactly one
+  place exports them: among worker processes, the one holding the database's `metrics` lease
+  (claimq._worker.exporter; `claimq_worker_exports_stats` says which, 1 on it and 0 on the
+  others); `metrics_app(app)` and the other label-free paths (no `worker=`) always do, so
+  scrape those *instead of* the workers' gauges, not as well.
 - **A worker process's own counters** (`worker=`): claimed, succeeded, retried, dead-lettered,
   lease lost, loop restarts, its claim round-trip histogram, and per task, queue and outcome
   (`succeeded`, `retried`, `dead`: each attempt whose outcome was written counts in exactly
@@ -39,6 +41,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from claimq.errors import ClaimqError
 from claimq.stats import DEFAULT_WINDOW, Latency, TaskStats
+from claimq.workflow import WorkflowState, workflow_state
 
 try:
     from prometheus_client import CollectorRegistry, generate_latest
@@ -98,6 +101,11 @@ _FIGURES: tuple[tuple[str, str, Callable[[TaskStats], float | None]], ...] = (
     ("attempts_per_job", "Mean attempts of the jobs that finished in the stats window.",
      lambda s: s.attempts_per_job),
 )
+
+
+WORKFLOW_SCAN = 1000  # a scrape counts the newest this many workflows (a page of 500 at a time)
+_WORKFLOW_PAGE = 500
+_WORKFLOW_STATES: tuple[WorkflowState, ...] = ("running", "blocked", "succeeded", "failed")
 
 
 class ClaimqCollector(Collector):
@@ -174,6 +182,36 @@ class ClaimqCollector(Collector):
             if q.max_workers is not None:
                 limit.add_metric([q.name], q.max_workers)
         yield limit
+        yield from self._workflows()
+
+    def _workflows(self) -> Iterator[Metric]:
+        """Workflows by state (workflow_state: running, blocked, succeeded, failed): every state
+        always, 0 when none; nothing on a backend without workflows or when the read fails."""
+        backend = self.app.backend
+        if not backend.capabilities.workflows:
+            return
+        counts = dict.fromkeys(_WORKFLOW_STATES, 0)
+        before: int | None = None
+        seen = 0
+        try:
+            while seen < WORKFLOW_SCAN:
+                page = backend.list_workflows(min(_WORKFLOW_PAGE, WORKFLOW_SCAN - seen), before)
+                for info in page:
+                    counts[workflow_state(info.counts)] += 1
+                seen += len(page)
+                if len(page) < _WORKFLOW_PAGE:
+                    break
+                before = page[-1].id
+        except ClaimqError:
+            return
+        family = GaugeMetricFamily(
+            "claimq_workflows",
+            f"Workflows by state (of the newest {WORKFLOW_SCAN}): running, blocked (only jobs "
+            "waiting on a dead dependency left), succeeded, failed (until retention prunes "
+            "their jobs).", labels=["state"])
+        for state, count in counts.items():
+            family.add_metric([state], count)
+        yield family
 
 
 def _worker_metrics(worker: WorkerState) -> Iterator[Metric]:
