@@ -3,9 +3,10 @@ CLAIMQ_DATABASE_URL)."""
 
 from __future__ import annotations
 
+import os
 import time
 
-from claimq import App
+from claimq import App, Permanent
 
 app = App()
 
@@ -19,3 +20,11 @@ def step(n: int = 0) -> int:
 @app.task(name="echo", queue="pz")
 def echo(**payload: object) -> dict[str, object]:
     return payload
+
+
+@app.task(name="gate", queue="wf")
+def gate(path: str) -> str:
+    """Fails for good until the file `path` exists (the workflow test opens it, then retries)."""
+    if not os.path.exists(path):
+        raise Permanent(f"the gate {path} is closed")
+    return "open"

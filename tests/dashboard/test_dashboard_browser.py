@@ -21,7 +21,7 @@ import playwright.sync_api as playwright_api
 import pytest
 from polling import wait_until
 
-from claimq import App
+from claimq import App, DeadReason, Workflow
 
 CHROMIUM = "/usr/bin/chromium"
 ADMIN = "browser-admin-token-0123456789"
@@ -239,3 +239,85 @@ def test_a_script_payload_shows_as_text(page: playwright_api.Page, app: App) -> 
     assert page.locator("#inspector img, #jobs img, #jobs b, #inspector script").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert re.search(r"Job \d+ · echo · pending", page.locator("#insp-title").inner_text())
+
+
+def node_x(page: playwright_api.Page, job_id: int) -> float:
+    transform = page.locator(f"#wf-graph g.node[data-job='{job_id}']").get_attribute("transform")
+    match = re.fullmatch(r"translate\(([\d.]+),([\d.]+)\)", transform or "")
+    assert match, transform
+    return float(match.group(1))
+
+
+def graph_statuses(page: playwright_api.Page) -> dict[int, str | None]:
+    return {int(node.get_attribute("data-job") or 0): node.get_attribute("data-status")
+            for node in page.locator("#wf-graph g.node").all()}
+
+
+def test_a_workflow_page_draws_its_graph_retries_and_cancels(
+    page: playwright_api.Page, app: App, worker: Callable[[str], Proc], tmp_path: Path
+) -> None:
+    opened = tmp_path / "gate-open"
+    wf = Workflow("<b>etl</b>")
+    extract = wf.add("echo", {"step": "extract"}, queue="wf")
+    gated = wf.add("gate", {"path": str(opened)}, after=[extract], queue="wf")
+    parts = [wf.add("echo", {"part": i}, after=[gated], queue="wf") for i in range(2)]
+    load = wf.add("echo", {"step": "load"}, after=parts, queue="wf")
+    handle = app.enqueue_workflow(wf)
+    ids = [handle.job_id(s) for s in (extract, gated, *parts, load)]
+    proc = worker("wf")
+    wait_until(lambda: proc.alive() and handle.status().state == "failed", 60,
+               "the closed gate to fail the workflow")
+
+    tab(page, "workflows")
+    row = page.locator(f"#workflows tr[data-workflow='{handle.id}']")
+    row.wait_for()
+    assert row.locator("td.state").inner_text() == "failed"
+    assert "succeeded 1, dead 4" in row.locator("td.counts").inner_text()
+    row.click()
+    page.wait_for_selector(f"#wf-graph g.node[data-job='{ids[0]}']")
+    assert page.url.endswith(f"#workflows/{handle.id}")
+    assert "<b>etl</b>" in page.locator("#wf-title").inner_text()
+    assert page.locator("#tab-workflows b").count() == 0  # the name is text, never markup
+    assert graph_statuses(page) == {ids[0]: "succeeded", ids[1]: "dead", ids[2]: "dead",
+                                    ids[3]: "dead", ids[4]: "dead"}
+    assert page.locator("#wf-graph path.edge").count() == 5
+    # left to right: each job after what it waits for; the two parts side by side
+    xs = [node_x(page, i) for i in ids]
+    assert xs[0] < xs[1] < xs[2] == xs[3] < xs[4]
+    waits = page.locator(f"#wf-jobs tr[data-job='{ids[4]}'] td.waits").inner_text()
+    assert waits == f"{ids[2]}, {ids[3]}"
+    assert "dependency_failed" in page.locator(f"#wf-jobs tr[data-job='{ids[4]}']").inner_text()
+    if SCREENSHOT:
+        page.screenshot(path=SCREENSHOT.replace(".png", "-workflow.png"), full_page=True)
+
+    opened.write_text("open")
+    page.click("#wf-retry")
+    confirm(page)
+    page.wait_for_selector("#wf-message:has-text('retry: 1 failed step(s) resurrected')")
+    # the page follows the workflow while the worker runs the rest of it
+    page.wait_for_selector("#wf-state:has-text('succeeded')", timeout=60_000)
+    wait_until(lambda: set(graph_statuses(page).values()) == {"succeeded"}, 10,
+               "every node to show succeeded")
+    assert page.locator("#wf-graph path.edge.unresolved").count() == 0
+    assert handle.status().state == "succeeded"
+
+    idle = Workflow("idle")
+    first = idle.add("echo", {"n": 1}, queue="wf-idle")  # no worker serves this queue
+    idle.add("echo", {"n": 2}, after=[first], queue="wf-idle")
+    waiting = app.enqueue_workflow(idle)
+    page.click("#wf-back")
+    page.locator(f"#workflows tr[data-workflow='{waiting.id}']").click()
+    page.wait_for_selector(f"#wf-graph g.node.status-held[data-job='{waiting.job_ids[1]}']")
+    page.click("#wf-cancel")
+    confirm(page)
+    page.wait_for_selector("#wf-message:has-text('cancel: 2 job(s) cancelled')")
+    page.wait_for_selector("#wf-state:has-text('failed')")
+    assert {(j.status, j.reason) for j in waiting.jobs()} == {("dead", DeadReason.CANCELLED)}
+    # a node opens that job in the inspector
+    page.click(f"#wf-graph g.node[data-job='{waiting.job_ids[1]}']")
+    page.wait_for_selector("#inspector:not([hidden])")
+    assert re.search(r"Job \d+ · echo · cancelled", page.locator("#insp-title").inner_text())
+    tab(page, "audit")
+    page.wait_for_selector("#audit tbody tr")
+    targets = page.locator("#audit tbody tr td:nth-child(5)").all_inner_texts()
+    assert targets[:2] == [f"workflow {waiting.id}", f"workflow {handle.id}"]
