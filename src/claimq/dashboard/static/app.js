@@ -530,9 +530,14 @@ async function openWorkflow(id) {
     $("wf-fields").replaceChildren();
   }
   if (await loadWorkflow(id)) {
-    // The page follows the workflow while it runs (the overview has its own event stream).
+    // The page follows the workflow: every 2 s while it runs, every 10 s once it ended (an
+    // operator may retry it elsewhere).
+    let ticks = 0;
     state.wfTimer = setInterval(() => {
-      if (!$("wf-detail").hidden) loadWorkflow(id);
+      const w = state.workflow && state.workflow.workflow;
+      const ended = w && (w.state === "succeeded" || w.state === "failed");
+      ticks += 1;
+      if (!$("wf-detail").hidden && (!ended || ticks % 5 === 0)) loadWorkflow(id);
     }, 2000);
   }
 }
