@@ -60,11 +60,14 @@ def test_workflows_list_and_show(cli: Cli, wf_app: App) -> None:
     waiting.add("join", after=parts, queue="qb")
     running = app.enqueue_workflow(waiting)
 
-    listed, first_page, second_page, human, shown, human_show, missing, bad_id = cli.many(
+    (
+        listed, first_page, second_page, human, human_page, shown, human_show, missing, bad_id,
+    ) = cli.many(
         ["workflows", "list", "--json"],
         ["workflows", "list", "--limit", "1", "--json"],
         ["workflows", "list", "--before", str(running.id), "--json"],
         ["workflows", "list"],
+        ["workflows", "list", "--limit", "1"],
         ["workflows", "show", str(failed.id), "--json"],
         ["workflows", "show", str(running.id)],
         ["workflows", "show", "987654"],
@@ -83,6 +86,8 @@ def test_workflows_list_and_show(cli: Cli, wf_app: App) -> None:
     table = human.ok().out
     for word in ("fan", "etl", "etl-qa", "running", "held 3", "succeeded 1, dead 2"):
         assert word in table, word
+    assert "--before" not in table
+    assert f"more may follow: --before {running.id}" in human_page.ok().out
 
     detail = shown.json()
     assert (detail["id"], detail["state"], detail["on_failure"]) == (failed.id, "running", "cancel")

@@ -284,7 +284,7 @@ def _state_text(state: str) -> Text:
     return Text(state, style=_STATE_STYLES.get(state, ""))
 
 
-def _workflows_table(workflows: Sequence[WorkflowInfo]) -> Table:
+def _workflows_table(workflows: Sequence[WorkflowInfo], limit: int) -> Table:
     from rich.table import Table
 
     table = Table()
@@ -299,8 +299,8 @@ def _workflows_table(workflows: Sequence[WorkflowInfo]) -> Table:
         )
     if not workflows:
         table.caption = "no workflows"
-    elif len(workflows) > 1:
-        table.caption = f"next page: --before {workflows[-1].id}"
+    elif len(workflows) == limit:
+        table.caption = f"more may follow: --before {workflows[-1].id}"
     return table
 
 

@@ -68,7 +68,7 @@ def workflows_list(limit: int, before: int | None, as_json: bool) -> None:
     if as_json:
         _emit_json([workflow_json(info) for info in found])
     else:
-        _print(_workflows_table(found))
+        _print(_workflows_table(found, limit))
 
 
 @workflows.command("show")
