@@ -91,6 +91,8 @@ _FIGURES: tuple[tuple[str, str, Callable[[TaskStats], float | None]], ...] = (
     ("pending", "Jobs due now, waiting for a worker.", lambda s: s.pending),
     ("scheduled", "Jobs due later.", lambda s: s.scheduled),
     ("running", "Jobs fetched or processing.", lambda s: s.running),
+    ("held", "Workflow jobs held: waiting for their dependencies, never claimed.",
+     lambda s: s.held),
     ("past_lease", "Running jobs whose lease ran out.", lambda s: s.past_lease),
     ("oldest_due_age_seconds", "Seconds the oldest due job has waited (0: none due).",
      lambda s: s.oldest_due_age or 0.0),

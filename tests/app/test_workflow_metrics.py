@@ -27,6 +27,14 @@ def two_steps(app: App, queue: str, on_failure: str = "cancel") -> None:
     app.enqueue_workflow(wf)
 
 
+def held_gauge(app: App) -> dict[str, float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {s.labels["queue"]: s.value
+            for f in text_string_to_metric_families(claimq_metrics.metrics_text(app).decode())
+            for s in f.samples if s.name == "claimq_queue_held"}
+
+
 def workflow_gauge(app: App) -> dict[str, float]:
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -56,6 +64,9 @@ def test_workflows_by_state_gauge(app: App, monkeypatch: pytest.MonkeyPatch) -> 
     finish(app, "failed", fail=True)  # the second is cancelled with it
     assert workflow_gauge(app) == {"running": 2.0, "blocked": 1.0, "succeeded": 1.0,
                                    "failed": 1.0}
+    # per queue: the held jobs (the first job of running-a is pending, its second held)
+    assert held_gauge(app) == {"running-a": 1.0, "running-b": 0.0, "blocked": 1.0,
+                               "succeeded": 0.0, "failed": 0.0}
 
     # the newest WORKFLOW_SCAN, read page by page
     monkeypatch.setattr(claimq_metrics, "_WORKFLOW_PAGE", 2)
