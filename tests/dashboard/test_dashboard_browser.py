@@ -307,7 +307,16 @@ def test_a_workflow_page_draws_its_graph_retries_and_cancels(
     waiting = app.enqueue_workflow(idle)
     page.click("#wf-back")
     page.locator(f"#workflows tr[data-workflow='{waiting.id}']").click()
-    page.wait_for_selector(f"#wf-graph g.node.status-held[data-job='{waiting.job_ids[1]}']")
+    held_node = f"#wf-graph g.node.status-held[data-job='{waiting.job_ids[1]}']"
+    page.wait_for_selector(held_node)
+    page.click(held_node)  # a held job opens in the inspector, where it can be cancelled alone
+    page.wait_for_selector("#inspector:not([hidden])")
+    assert re.search(r"Job \d+ · echo · held", page.locator("#insp-title").inner_text())
+    assert page.locator("#act-cancel").is_visible()
+    assert not page.locator("#act-run-now").is_visible()
+    tab(page, "workflows")
+    page.locator(f"#workflows tr[data-workflow='{waiting.id}']").click()
+    page.wait_for_selector(held_node)
     page.click("#wf-cancel")
     confirm(page)
     page.wait_for_selector("#wf-message:has-text('cancel: 2 job(s) cancelled')")

@@ -414,7 +414,7 @@ async function inspect(id) {
   $("act-priority").value = job.priority;
   $("act-payload").value = JSON.stringify(job.payload, null, 2);
   const dead = job.status === "dead";
-  const live = ["pending", "fetched", "processing"].includes(job.status);
+  const live = ["held", "pending", "fetched", "processing"].includes(job.status);
   $("resurrect-box").hidden = !dead;
   $("act-cancel").hidden = !live;
   $("act-run-now").hidden = job.status !== "pending";
