@@ -64,9 +64,6 @@ def test_workflows_by_state_gauge(app: App, monkeypatch: pytest.MonkeyPatch) -> 
     finish(app, "failed", fail=True)  # the second is cancelled with it
     assert workflow_gauge(app) == {"running": 2.0, "blocked": 1.0, "succeeded": 1.0,
                                    "failed": 1.0}
-    # per queue: the held jobs (the first job of running-a is pending, its second held)
-    assert held_gauge(app) == {"running-a": 1.0, "running-b": 0.0, "blocked": 1.0,
-                               "succeeded": 0.0, "failed": 0.0}
 
     # the newest WORKFLOW_SCAN, read page by page
     monkeypatch.setattr(claimq_metrics, "_WORKFLOW_PAGE", 2)
@@ -75,6 +72,18 @@ def test_workflows_by_state_gauge(app: App, monkeypatch: pytest.MonkeyPatch) -> 
                                    "failed": 1.0}
     monkeypatch.setattr(claimq_metrics, "WORKFLOW_SCAN", 1000)
     assert sum(workflow_gauge(app).values()) == 5
+
+
+def test_held_jobs_per_queue(app: App, request: pytest.FixtureRequest) -> None:
+    if not app.backend.capabilities.workflows:
+        pytest.skip(f"{app.backend.kind} has no workflows yet")
+    if app.backend.kind != "sqlite":
+        request.applymarker(pytest.mark.xfail(
+            strict=True, reason="only SQLite's stats() counts held jobs (LiveRow.held) so far"))
+    two_steps(app, "waits")
+    two_steps(app, "runs")
+    finish(app, "runs")
+    assert held_gauge(app) == {"waits": 1.0, "runs": 0.0}
 
 
 def test_no_workflow_gauge_without_workflows_or_when_the_read_fails(
