@@ -59,10 +59,11 @@ def workflows() -> None:
               help="Only workflows with an id below ID (the next page: the last id shown).")
 @json_option
 def workflows_list(limit: int, before: int | None, as_json: bool) -> None:
-    """Workflows, newest first, with their state and their jobs' counts by status.
+    """List workflows, newest first.
 
-    State: running (a job can still run), blocked (only jobs waiting on a dead dependency
-    are left: resurrect it, or `claimq workflows retry`), succeeded, failed.
+    Each with its state and its jobs' counts by status. State: running (a job can still
+    run), blocked (only jobs waiting on a dead dependency are left: resurrect it, or
+    `claimq workflows retry`), succeeded, failed.
     """
     found = _open_workflows().backend.list_workflows(limit, before)
     if as_json:
@@ -75,8 +76,10 @@ def workflows_list(limit: int, before: int | None, as_json: bool) -> None:
 @click.argument("workflow_id", metavar="ID", type=JOB_ID)
 @json_option
 def workflows_show(workflow_id: int, as_json: bool) -> None:
-    """Workflow ID: its state and counts, and every job with its status and the ids of the
-    jobs it waits for (--json: the jobs and the edges)."""
+    """Show workflow ID: its jobs and what each waits for.
+
+    The workflow's state and counts, then every job with its status and the ids of the jobs
+    it waits for (--json: the jobs and the edges)."""
     app = _open_workflows()
     info = _info(app, workflow_id)
     jobs, edges = app.backend.workflow_graph(workflow_id)
@@ -92,8 +95,10 @@ def workflows_show(workflow_id: int, as_json: bool) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 def workflows_cancel(workflow_id: int, yes: bool, as_json: bool) -> None:
-    """Cancel workflow ID: every job not yet started goes to dead letters (reason cancelled),
-    every running one is asked to stop. Finished jobs are left alone.
+    """Cancel every unfinished job of workflow ID.
+
+    Every job not yet started goes to dead letters (reason cancelled), every running one is
+    asked to stop. Finished jobs are left alone.
 
     Exit 1 when nothing was left to cancel.
     """
@@ -126,9 +131,10 @@ def workflows_cancel(workflow_id: int, yes: bool, as_json: bool) -> None:
 @click.argument("workflow_id", metavar="ID", type=JOB_ID)
 @json_option
 def workflows_retry(workflow_id: int, as_json: bool) -> None:
-    """Rerun the failed steps of workflow ID: each dead job that failed itself is resurrected
-    (attempts reset, history kept), and the jobs its failure cancelled come back to wait for
-    it. Steps that succeeded are never run again.
+    """Rerun the failed steps of workflow ID.
+
+    Each dead job that failed itself is resurrected (attempts reset, history kept), and the
+    jobs its failure cancelled come back to wait for it. Steps that succeeded never run again.
 
     Exit 1 when no step had failed.
     """
