@@ -314,9 +314,9 @@ def test_a_workflow_page_draws_its_graph_retries_and_cancels(
     assert re.search(r"Job \d+ · echo · held", page.locator("#insp-title").inner_text())
     assert page.locator("#act-cancel").is_visible()
     assert not page.locator("#act-run-now").is_visible()
-    tab(page, "workflows")
-    page.locator(f"#workflows tr[data-workflow='{waiting.id}']").click()
+    page.click("#insp-workflow")  # back to its workflow's page
     page.wait_for_selector(held_node)
+    assert page.url.endswith(f"#workflows/{waiting.id}")
     page.click("#wf-cancel")
     confirm(page)
     page.wait_for_selector("#wf-message:has-text('cancel: 2 job(s) cancelled')")

@@ -396,6 +396,13 @@ async function inspect(id) {
     if (Array.isArray(value)) value = value.join(", ");
     fields.append(el("dt", key), el("dd", value, { "data-field": key }));
   }
+  if (job.workflow_id !== null && job.workflow_id !== undefined && state.me.workflows) {
+    const link = el("a", "workflow " + job.workflow_id,
+                    { href: "#workflows/" + job.workflow_id, id: "insp-workflow" });
+    const cell = el("dd", null, { "data-field": "workflow" });
+    cell.append(link);
+    fields.append(el("dt", "workflow"), cell);
+  }
   for (const [key, value] of Object.entries(job.timings)) {
     if (value !== null) fields.append(el("dt", key), el("dd", age(Math.max(value, 0)), { "data-field": key }));
   }
