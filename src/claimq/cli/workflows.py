@@ -15,6 +15,7 @@ from claimq.cli._common import (
     EXIT_USAGE,
     JOB_ID,
     CliError,
+    Whole,
     _open,
     _say_error,
     json_option,
@@ -54,7 +55,7 @@ def workflows() -> None:
 
 
 @workflows.command("list")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option("--limit", type=Whole(1, 10_000), default=50, show_default=True)
 @click.option("--before", type=JOB_ID, metavar="ID",
               help="Only workflows with an id below ID (the next page: the last id shown).")
 @json_option
