@@ -159,8 +159,14 @@ def test_workflows_cancel(cli: Cli, wf_app: App) -> None:
     assert declined.stderr == "error: not confirmed: nothing cancelled\n"
     assert handle.status().counts == {"pending": 1, "held": 1}
 
+    audited = len(app.backend.list_audit(None, 1000))
     cancelled = cli("workflows", "cancel", str(handle.id), "--yes", "--json").json()
     assert cancelled["cancelled"] == 2
+    (entry, *_) = app.backend.list_audit(None, 1000)  # the one row, naming the CLI
+    assert len(app.backend.list_audit(None, 1000)) == audited + 1
+    assert (entry.action, entry.target, entry.affected) == (
+        "cancel workflow", f"workflow {handle.id}", 2)
+    assert entry.actor.startswith("cli ") and entry.detail["by"]["via"] == "cli"
     assert (cancelled["state"], cancelled["counts"]) == ("failed", {"dead": 2})
     for step in (a, b):
         job = app.get_job(handle.job_id(step))
@@ -190,6 +196,10 @@ def test_workflows_retry(cli: Cli, wf_app: App) -> None:
 
     retried = cli("workflows", "retry", str(handle.id), "--json").json()
     assert retried["resurrected"] == [transform]
+    entry = app.backend.list_audit(None, 1)[0]
+    assert (entry.action, entry.target, entry.affected, entry.detail["ids"]) == (
+        "retry workflow", f"workflow {handle.id}", 1, [transform])
+    assert entry.actor.startswith("cli ")
     assert retried["state"] == "running"
     assert retried["counts"] == {"succeeded": 2, "pending": 1, "held": 1}
     assert app.get_job(transform).status == Status.PENDING

@@ -185,7 +185,9 @@ def test_workflow_actions_need_the_admin_and_are_audited(wf_app: App,
     assert entries == [("retry", f"workflow {failed.id}", 1),
                        ("cancel", f"workflow {doomed.id}", 0),
                        ("cancel", f"workflow {doomed.id}", 2)]
-    assert app.backend.list_audit(None, 1)[0].detail == {"resurrected": [transform]}
+    latest = app.backend.list_audit(None, 1)[0]
+    assert latest.detail["resurrected"] == [transform]
+    assert latest.actor.startswith("admin-token:") and latest.detail["by"]["role"] == "admin"
 
 
 def test_the_graph_layout_puts_each_job_after_what_it_waits_for() -> None:

@@ -114,7 +114,7 @@ def workflows_cancel(workflow_id: int, yes: bool, as_json: bool) -> None:
             default=False):
         _say_error("not confirmed: nothing cancelled")
         click.get_current_context().exit(EXIT_FAILED)
-    touched = app.backend.cancel_workflow(workflow_id)
+    touched = app.workflow(workflow_id).cancel()  # audited, as the App's actions are
     after = app.backend.get_workflow(workflow_id) or info
     if as_json:
         _emit_json({**workflow_json(after), "cancelled": touched})
@@ -141,7 +141,7 @@ def workflows_retry(workflow_id: int, as_json: bool) -> None:
     """
     app = _open_workflows()
     info = _info(app, workflow_id)
-    revived = app.backend.retry_workflow(workflow_id)
+    revived = app.workflow(workflow_id).retry()
     after = app.backend.get_workflow(workflow_id) or info
     if as_json:
         _emit_json({**workflow_json(after), "resurrected": revived})

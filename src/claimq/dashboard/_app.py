@@ -140,12 +140,13 @@ def _job_action(app: App, job_id: int, action: str, body: dict[str, Any]
 def _workflow_action(app: App, workflow_id: int, action: str
                      ) -> tuple[str, int, dict[str, Any]]:
     """A workflow action of the page: (outcome, jobs affected, detail for the audit)."""
+    handle = app.workflow(workflow_id)
     if action == "cancel":
-        affected = app.backend.cancel_workflow(workflow_id)
+        affected = handle.cancel()
         return (f"{affected} job(s) cancelled" if affected else
                 "nothing left to cancel (nothing changed)"), affected, {}
     if action == "retry":
-        ids = app.backend.retry_workflow(workflow_id)
+        ids = handle.retry()
         return (f"{len(ids)} failed step(s) resurrected" if ids else
                 "no failed step (nothing changed)"), len(ids), {"resurrected": ids}
     raise InvalidInput("action must be cancel or retry")
@@ -360,8 +361,9 @@ class _Dashboard:
         def run() -> dict[str, Any] | None:
             if self.app.backend.get_workflow(workflow_id) is None:
                 return None
-            outcome, affected, detail = _workflow_action(self.app, workflow_id, action)
-            self.audited(caller, action, f"workflow {workflow_id}", detail, affected)
+            with self.audited(request, caller, action, f"workflow {workflow_id}") as entry:
+                outcome, affected, detail = _workflow_action(self.app, workflow_id, action)
+                entry.detail, entry.affected = detail, affected
             return {"outcome": outcome, "affected": affected, **detail}
 
         result = await run_in_threadpool(run)
