@@ -74,12 +74,9 @@ def test_workflows_by_state_gauge(app: App, monkeypatch: pytest.MonkeyPatch) -> 
     assert sum(workflow_gauge(app).values()) == 5
 
 
-def test_held_jobs_per_queue(app: App, request: pytest.FixtureRequest) -> None:
+def test_held_jobs_per_queue(app: App) -> None:
     if not app.backend.capabilities.workflows:
         pytest.skip(f"{app.backend.kind} has no workflows yet")
-    if app.backend.kind == "postgresql":  # strict: remove once PostgreSQL's stats count them
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="PostgreSQL's stats() does not count held jobs (LiveRow.held)"))
     two_steps(app, "waits")
     two_steps(app, "runs")
     finish(app, "runs")

@@ -1550,7 +1550,8 @@ class PostgresBackend:
                       for r in conn.execute(self._q.stats_queues)]
             live = [LiveRow(r["queue"], r["task"], r["pending"], r["scheduled"], r["running"],
                             r["past_lease"],
-                            None if r["oldest_due_age"] is None else float(r["oldest_due_age"]))
+                            None if r["oldest_due_age"] is None else float(r["oldest_due_age"]),
+                            r["held"])
                     for r in conn.execute(self._q.stats_live, params)]
             dead = [DeadRow(r["queue"], r["task"], r["reason"], r["count"])
                     for r in conn.execute(self._q.stats_dead)]
