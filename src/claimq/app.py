@@ -956,7 +956,7 @@ class App:
 
 
 _STATUSES: dict[str, frozenset[str]] = {
-    "live": frozenset({Status.PENDING, Status.FETCHED, Status.PROCESSING}),
+    "live": frozenset({Status.HELD, Status.PENDING, Status.FETCHED, Status.PROCESSING}),
     "archive": frozenset({Status.SUCCEEDED}),
     "dead": frozenset(DeadReason),
 }

@@ -177,6 +177,9 @@ class TestHandles:
         [listed] = app.workflows()
         assert (listed.id, listed.name, listed.key) == (first.id, "nightly", "2031-03-04")
         assert listed.counts == {"pending": 1, "held": 1}
+        held = app.list_jobs("live", status="held")
+        assert [j.id for j in held] == first.job_ids[1:] and held[0].status == Status.HELD
+        assert [j.id for j in app.find_jobs("live", status="held")] == first.job_ids[1:]
         assert first.status().state == "running"
 
     def test_result_needs_a_step_when_the_workflow_ends_in_several_jobs(self, app: App) -> None:
