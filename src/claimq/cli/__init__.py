@@ -1,6 +1,8 @@
 """The `claimq` command line: the `main` group; each noun is a module of this package.
 
-Parsing is click's, tables and progress are rich's; every operation goes through `claimq.App`.
+Parsing is click's, tables and progress are rich's; every operation goes through `claimq.App`
+(`enqueue` checks its job by the App's rule, `claimq._specs.job_spec`, before it opens the
+database, and writes that checked job with the App's backend: one check per job).
 Shared pieces: `_common` (exit codes, error mapping, the App of --database, option types) and
 `_render` (JSON, tables, views); the root group `main` is `_main`'s, and every noun module adds its
 commands to it (this package imports them all). Other modules add commands lazily: see `_Main`

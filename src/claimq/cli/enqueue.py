@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import click
 
-from claimq import _audit, _validate
+from claimq import _audit, _tracing, _validate
 from claimq._specs import job_spec
+from claimq._validate import NewJob
 from claimq.app import App
 from claimq.cli._common import (
     EXIT_USAGE,
@@ -95,11 +97,13 @@ def enqueue(
             spec[name] = value
     if key is not None and count > 1:
         raise CliError("--key names one job: it cannot be combined with --count", EXIT_USAGE)
-    job = job_spec(app, spec)  # validate before touching the database: bad input writes nothing
+    # The one check of the job, by the rule App.enqueue_many applies (_specs.job_spec), before
+    # the database is touched: bad input writes nothing. The checked job is what is written.
+    job = job_spec(app, spec)
     _open()
     if app_path is None and not force:
         _check_registered(app, task)
-    ids = [app.enqueue(**spec)] if count == 1 else _enqueue_chunks(app, spec, count)
+    ids = _write(app, job, 1) if count == 1 else _enqueue_chunks(app, job, count)
     # An operator's enqueue is audited (the API's, a producer's hot path, is not).
     _audit.record(app.backend, "enqueue", f"queue {job.queue}", {
         "task": task, "ids": ids[:100], "count": len(ids)}, len(ids))
@@ -135,15 +139,25 @@ def _check_registered(app: App, task: str) -> None:
         f"against an App, or --force to enqueue it anyway", EXIT_USAGE)
 
 
-def _enqueue_chunks(app: App, spec: dict[str, Any], count: int) -> list[int]:
-    """enqueue_many in transactions of ENQUEUE_CHUNK jobs, with a progress bar on a terminal.
-    Input was validated up front; if the database fails midway, says how many were queued."""
+def _write(app: App, job: NewJob, count: int) -> list[int]:
+    """`count` copies of the checked job in one transaction, as App.enqueue_many writes its
+    jobs once it has checked them (with the caller's trace context), without checking again."""
+    traceparent = _tracing.current_traceparent()  # None without OpenTelemetry
+    if traceparent is not None:
+        job = job._replace(trace_context=traceparent)
+    return app.backend.enqueue_streaming(
+        count, itertools.repeat(job, count), app.idempotency_retention)
+
+
+def _enqueue_chunks(app: App, job: NewJob, count: int) -> list[int]:
+    """The checked job `count` times, in transactions of ENQUEUE_CHUNK jobs, with a progress
+    bar on a terminal; if the database fails midway, says how many were queued."""
     ids: list[int] = []
     with _progress_bar("enqueueing", count) as advance:
         try:
             while len(ids) < count:
                 size = min(ENQUEUE_CHUNK, count - len(ids))
-                ids += app.enqueue_many([spec] * size)
+                ids += _write(app, job, size)
                 advance(len(ids))
         except Exception as exc:
             verdict = _classify(exc)
