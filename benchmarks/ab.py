@@ -1,10 +1,12 @@
 """Paired A/B of claimq (drain and bulk enqueue): a git ref against the working tree, alternating.
 
 This machine's speed drifts by up to 2x over minutes, so two runs far apart say little; runs
-taken back to back, A then B, and compared pairwise do. Each round runs `claimq.bench --mode burn`
-once with the ref's sources (a temporary git worktree on PYTHONPATH) and once with the working
-tree's, and the report gives the medians and the median of the per-round ratios B/A for drain
-jobs/s, the worker's CPU per job and bulk enqueue jobs/s.
+taken back to back, A then B, and compared pairwise do. Each round runs the benchmark
+(`bench.py --mode burn`) once with the ref's sources (a temporary git worktree: its src/ on
+PYTHONPATH and its own benchmarks/bench.py, or `-m claimq.bench` for a ref from before the
+benchmark left the package) and once with the working tree's, and the report gives the medians
+and the median of the per-round ratios B/A for drain jobs/s, the worker's CPU per job and bulk
+enqueue jobs/s.
 
     .venv/bin/python benchmarks/ab.py --ref HEAD~1 --database postgresql://…/db --rounds 8
 """
@@ -25,9 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def bench(src: Path, database: str, jobs: int, extra: list[str]) -> tuple[float, float, float]:
     """(drain jobs/s, worker CPU µs per job, enqueue jobs/s) of one burn run with claimq from
-    `src`."""
+    `src` and the benchmark of the same tree."""
     env = {**os.environ, "PYTHONPATH": str(src)}
-    cmd = [sys.executable, "-m", "claimq.bench", "--mode", "burn", "--analyze", "--json",
+    tool = src.parent / "benchmarks" / "bench.py"
+    run = [str(tool)] if tool.exists() else ["-m", "claimq.bench"]  # older refs: in the package
+    cmd = [sys.executable, *run, "--mode", "burn", "--analyze", "--json",
            "--database", database, "--jobs", str(jobs), *extra]
     out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=env,
                                     cwd=tempfile.gettempdir()).stdout)

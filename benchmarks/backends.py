@@ -1,4 +1,4 @@
-"""The three backends in one run: bulk enqueue and drain of `claimq.bench --mode burn` (one
+"""The three backends in one run: bulk enqueue and drain of `bench.py --mode burn` (one
 worker process, a no-op async handler, every run verified exactly once by SQL) on SQLite,
 PostgreSQL and MariaDB, repetitions alternating (each repetition rotates the order, so a busy
 moment of the machine does not land on one backend only), and beside them the raw-SQL limit on
@@ -26,11 +26,12 @@ from typing import Any
 from mariadb_driver import raw
 
 ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks" / "bench.py"
 
 
 def bench(url: str, jobs: int, concurrency: int) -> dict[str, Any]:
-    """One `claimq.bench --mode burn` run in a fresh schema/database/file: its JSON report."""
-    cmd = [sys.executable, "-m", "claimq.bench", "--database", url, "--mode", "burn",
+    """One `bench.py --mode burn` run in a fresh schema/database/file: its JSON report."""
+    cmd = [sys.executable, str(BENCH), "--database", url, "--mode", "burn",
            "--jobs", str(jobs), "--concurrency", str(concurrency), "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     report: dict[str, Any] = json.loads(out.stdout)

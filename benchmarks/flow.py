@@ -1,6 +1,6 @@
 """Flow control's cost, in one run (issue 17's benchmark checks): the drain of a plain queue, of
 the same jobs spread over 1,000 concurrency keys with at most one running per key, and of a
-queue rate-limited to 1,000 jobs/s. Each is `claimq.bench --mode burn` (one worker process at
+queue rate-limited to 1,000 jobs/s. Each is `bench.py --mode burn` (one worker process at
 concurrency 20, a no-op async handler, a fresh schema/file, every run verified exactly once by
 SQL); the repetitions alternate and rotate their order, so a busy moment of the machine does not
 land on one variant only.
@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks" / "bench.py"
 
 
 def bench(url: str, jobs: int, extra: list[str]) -> dict[str, Any]:
     """One burn run: its JSON report (its exactly-once check must pass)."""
-    cmd = [sys.executable, "-m", "claimq.bench", "--database", url, "--mode", "burn",
+    cmd = [sys.executable, str(BENCH), "--database", url, "--mode", "burn",
            "--jobs", str(jobs), "--concurrency", "20", "--analyze", "--json", *extra]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     report: dict[str, Any] = json.loads(out.stdout)

@@ -1,4 +1,4 @@
-"""Drain through PgBouncer against direct, alternating, on one database: `claimq bench --mode
+"""Drain through PgBouncer against direct, alternating, on one database: `bench.py --mode
 burn` (bulk enqueue, then one worker process drains) direct to PostgreSQL and through a
 PgBouncer of its own (Debian's, started here as tests/pgbouncer.py does) in transaction mode
 (`pooler=transaction`) and session mode.
@@ -23,8 +23,8 @@ from pgbouncer import PgBouncer  # noqa: E402
 
 def burn(url: str, jobs: int) -> dict[str, float]:
     out = subprocess.run(
-        [str(ROOT / ".venv/bin/claimq"), "bench", "--database", url, "--mode", "burn",
-         "--jobs", str(jobs), "--json"],
+        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--database", url,
+         "--mode", "burn", "--jobs", str(jobs), "--json"],
         check=True, capture_output=True, text=True,
     ).stdout
     return json.loads(out)  # type: ignore[no-any-return]

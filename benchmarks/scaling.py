@@ -1,7 +1,7 @@
 """Drain throughput against the number of worker processes, across worker hosts, on one
 PostgreSQL: each host a network namespace with its own address (tests/chaos/chaos_netns.py),
-each running `claimq worker claimq.bench:bench_app --processes K`, against a throwaway cluster
-(tests/pgcluster.py) listening on the host end of every link.
+each running `claimq worker bench:bench_app --processes K` (benchmarks/bench.py), against a
+throwaway cluster (tests/pgcluster.py) listening on the host end of every link.
 
 For each point: the jobs are bulk-enqueued into a paused queue, every worker process starts,
 the queue is resumed, and the drain lasts until the last job's finished_at. Recorded alongside:
@@ -29,11 +29,11 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "chaos")]
+from bench import NOOP, QUEUE  # noqa: E402 (benchmarks/bench.py, beside this file)
 from chaos_netns import NetNs  # noqa: E402
 from pgcluster import PgCluster  # noqa: E402
 
 from claimq import App  # noqa: E402
-from claimq.bench import NOOP, QUEUE  # noqa: E402
 
 # (hosts, processes per host) for each total
 LAYOUT = {1: (1, 1), 2: (2, 1), 4: (2, 2), 8: (4, 2)}
@@ -90,9 +90,10 @@ def point(cluster: PgCluster, nets: list[NetNs], total: int, jobs: int,
     for net in nets[:hosts]:
         log = open(cluster.base / f"{schema}-{net.name}.log", "w+b")  # noqa: SIM115
         logs.append(log)
-        env = {**os.environ, "CLAIMQ_DATABASE_URL": url.replace("127.0.0.1", net.host_ip)}
+        env = {**os.environ, "CLAIMQ_DATABASE_URL": url.replace("127.0.0.1", net.host_ip),
+               "PYTHONPATH": str(ROOT / "benchmarks")}  # for bench:bench_app
         procs.append(subprocess.Popen(
-            [*net.prefix, str(ROOT / ".venv/bin/claimq"), "worker", "claimq.bench:bench_app",
+            [*net.prefix, str(ROOT / ".venv/bin/claimq"), "worker", "bench:bench_app",
              "--queues", QUEUE, "--processes", str(per_host), "--concurrency", "20"],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
     deadline = time.monotonic() + 60

@@ -5,7 +5,7 @@ The PostgreSQL worker's loop (completer -> settle -> start jobs -> run them -> h
 outcomes) runs with the settle round trip replaced by canned claim rows of settle.sql's shape:
 what is timed is building the statement's parameters, turning its rows into Jobs, starting and
 running 20 no-op handlers per batch and collecting their outcomes. The socket, the server and
-the row decoding are not in it (see benchmarks/ab.py and `claimq bench` for those). CPU time,
+the row decoding are not in it (see benchmarks/ab.py and benchmarks/bench.py for those). CPU time,
 best of 5:
 
     .venv/bin/python benchmarks/worker_python.py [--batches 3000] [--profile]

@@ -294,3 +294,53 @@ def test_the_import_checks_catch_what_they_look_for() -> None:
                        "self._app\nflight._x\napp.__class__\n")
     assert _private_app_attributes(sample) == [
         (1, "app._hooks"), (2, "self.app._pruner_id"), (3, "App._spec")]
+
+
+# -- tools stay outside the library ------------------------------------------------------------
+
+BENCHMARK = {"bench", "benchmarks", "claimq.bench"}
+
+
+def _benchmark_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """Imports of the benchmark (benchmarks/bench.py, importable as `bench`; or the package
+    module it once was), and module names handed to importlib or __import__ as strings."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] if node.level == 0 else []
+            if node.module == "claimq" and node.level == 0:
+                names += [f"claimq.{alias.name}" for alias in node.names]
+        elif (isinstance(node, ast.Call) and node.args
+              and ast.unparse(node.func) in ("importlib.import_module", "import_module",
+                                             "__import__")
+              and isinstance(node.args[0], ast.Constant)):
+            names = [str(node.args[0].value)]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names
+                  if n in BENCHMARK or n.split(".")[0] in ("bench", "benchmarks")
+                  or n.startswith("claimq.bench.")]
+    return found
+
+
+def test_the_runtime_package_does_not_import_the_benchmark() -> None:
+    """The benchmark is a tool beside the library (benchmarks/bench.py), outside its import path:
+    no module of the package (backends included) imports it, no `claimq.bench` exists, and the
+    CLI does not load it as a command."""
+    from claimq.cli import OPTIONAL_COMMANDS
+
+    offenders = [
+        f"{path.relative_to(SRC).as_posix()}:{line} imports {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, name in _benchmark_imports(ast.parse(path.read_text(), str(path)))
+    ]
+    assert offenders == []
+    assert not (SRC / "bench.py").exists() and not (SRC / "bench").exists()
+    assert "bench" not in OPTIONAL_COMMANDS  # the CLI imports claimq.<name> for each of these
+    assert (SRC.parents[1] / "benchmarks" / "bench.py").exists(), "where the benchmark lives"
+    sample = ast.parse("import bench\nfrom bench import NOOP\nfrom claimq import bench\n"
+                       "importlib.import_module('claimq.bench')\nimport benchmarks.bench\n"
+                       "import claimq.benchmarks_doc\nfrom claimq import app\nimport benchy\n")
+    assert sorted(line for line, _ in _benchmark_imports(sample)) == [1, 2, 3, 4, 5]

@@ -9,7 +9,7 @@ What it does (see README.md beside this file):
 2. Creates a PostgreSQL cluster of its own: initdb in a temporary directory, its own port,
    default settings (fsync on), run as the postgres OS user when started as root.
 3. Repeats, interleaved (the order rotates each repetition), on a fresh database per run:
-   claimq (`claimq.bench --mode burn`), pgqueuer, procrastinate, chancy (benchmarks/compare/
+   claimq (`benchmarks/bench.py --mode burn`), pgqueuer, procrastinate, chancy (benchmarks/compare/
    peers.py), and the raw-SQL limit: pgbench running claimq's own claim, start and complete
    statements at claimq's batch size (4 clients), plus a claim + token-guarded delete variant.
    Then huey (SqliteHuey) against claimq on SQLite with 1, 2 and 3 worker processes.
@@ -45,6 +45,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+BENCH = ROOT / "benchmarks" / "bench.py"
 RESULTS = ROOT / "benchmarks" / "results"
 PEERS_VENV = HERE / ".peers-venv"
 PEERS_PY = PEERS_VENV / "bin" / "python"
@@ -161,7 +162,7 @@ class Cluster:
 
 
 def claimq_burn(database: str, a: argparse.Namespace, processes: int = 1) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "claimq.bench", "--mode", "burn", "--jobs", str(a.jobs),
+    cmd = [sys.executable, str(BENCH), "--mode", "burn", "--jobs", str(a.jobs),
            "--processes", str(processes), "--concurrency", str(a.concurrency),
            "--enqueue-batch", str(a.enqueue_batch), "--database", database, "--json",
            "--metrics"]  # as run in production: worker registry on, Prometheus /metrics served
@@ -232,7 +233,8 @@ def pgbench_scripts(batch: int, schema: str = "claimq") -> dict[str, str]:
 
 def raw_sql(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batch: int,
             workdir: Path) -> dict[str, Any]:
-    from claimq.bench import NOOP, QUEUE, make_app
+    sys.path.insert(0, str(BENCH.parent))
+    from bench import NOOP, QUEUE, make_app
 
     app = make_app(dsn)
     try:

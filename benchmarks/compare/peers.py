@@ -3,7 +3,7 @@
     .peers-venv/bin/python peers.py SYSTEM --dsn postgresql://... --jobs 20000 --concurrency 20
 
 SYSTEM is pgqueuer, procrastinate, chancy (PostgreSQL) or huey (SQLite: --file, --processes).
-Each run does the same workload as `claimq bench --mode burn`: bulk-enqueue N no-op jobs
+Each run does the same workload as `benchmarks/bench.py --mode burn`: bulk-enqueue N no-op jobs
 (timed), then drain them with one worker process (huey: --processes) at the given concurrency.
 The drain is timed from the first handler call to the moment the last job is recorded as
 done: a poller thread watches the system's own table (every 5 ms) for PostgreSQL peers; huey's

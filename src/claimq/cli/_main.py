@@ -41,7 +41,7 @@ $CLAIMQ_DATABASE_URL, else sqlite:///claimq.db. Durations take 30s, 5m, 2h,
 Every listing takes --json (datetimes as ISO 8601 strings)."""
 
 
-OPTIONAL_COMMANDS = ("demo", "bench")
+OPTIONAL_COMMANDS = ("demo",)
 _NO_ARGS_IS_HELP: type[click.UsageError] = getattr(
     click.exceptions, "NoArgsIsHelpError", type("_Never", (click.UsageError,), {})
 )
@@ -95,12 +95,13 @@ def with_database_option(command: click.Command) -> click.Command:
 class _Main(click.Group):
     """The root group: one-line `error: …` messages and the exit codes of the epilog.
 
-    Commands that live in other modules (`claimq demo`, `claimq bench`) are loaded lazily,
-    so that no other command pays for their imports: the first time a command name is not
-    found, or the commands are listed (--help, completion), each module `claimq.<name>` of
-    OPTIONAL_COMMANDS is imported; one that exposes a click command as `command` is added
-    under `<name>`, and one may instead decorate its function with `@main.command()`.
-    A module that fails to import (ImportError) is skipped silently.
+    Commands that live in other modules (`claimq demo`) are loaded lazily, so that no other
+    command pays for their imports: the first time a command name is not found, or the
+    commands are listed (--help, completion), each module `claimq.<name>` of OPTIONAL_COMMANDS
+    is imported; one that exposes a click command as `command` is added under `<name>`, and
+    one may instead decorate its function with `@main.command()`. A module that fails to
+    import (ImportError) is skipped silently. The benchmark is no command: it is a tool beside
+    the library (benchmarks/bench.py).
     """
 
     _optional_loaded = False

@@ -1,4 +1,8 @@
-"""`claimq bench`: how fast this machine and database run claimq, checked job by job.
+"""The benchmark: how fast this machine and database run claimq, checked job by job.
+
+    .venv/bin/python benchmarks/bench.py --database postgresql://…/db --mode burn --jobs 20000
+
+A tool beside the library, not in it: claimq's package never imports it (tests/test_layering.py).
 
 Three modes, each on a fresh schema (PostgreSQL), file (SQLite) or database (MariaDB) unless
 `--reuse`:
@@ -14,9 +18,10 @@ Three modes, each on a fresh schema (PostgreSQL), file (SQLite) or database (Mar
 At the end the bench checks by SQL that every job it enqueued finished exactly once: the
 archive holds each id once with one attempt, and no job is left live or dead.
 
-The no-op tasks live here, on `bench_app`, so that `claimq worker claimq.bench:bench_app` runs
-them too; the bench's own worker processes are started with multiprocessing's spawn method and
-build their App with `make_app(url)`.
+The no-op tasks live here, on `bench_app`, so that `claimq worker bench:bench_app` (run in
+benchmarks/, or with it on PYTHONPATH) runs them too; the bench's own worker processes are
+started with multiprocessing's spawn method and build their App with `make_app(url)`. Other
+scripts of benchmarks/ import it as `bench` (their own directory is on sys.path).
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ from claimq.errors import InvalidInput
 
 DEFAULT_URL = "sqlite:///claimq-bench.db"
 QUEUE = "claimq-bench"
-NOOP = "claimq.bench.noop"
-NOOP_SYNC = "claimq.bench.noop_sync"
+NOOP = "bench.noop"
+NOOP_SYNC = "bench.noop_sync"
 MODES = ("burn", "sustained", "idle")
 DEFAULT_JOBS = {"burn": 20_000, "sustained": 20_000, "idle": 100}
 
@@ -613,7 +618,7 @@ def _ms(seconds: float | None) -> float | None:
 
 
 def summary_table(data: dict[str, Any]) -> Table:
-    table = Table(title=f"claimq bench: {data['mode']} on {data['backend']}", show_header=True)
+    table = Table(title=f"claimq benchmark: {data['mode']} on {data['backend']}", show_header=True)
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_row("jobs", f"{data['jobs']:,}")
@@ -747,6 +752,8 @@ def command(
 __all__ = ["bench_app", "command", "make_app", "noop", "noop_sync", "percentiles"]
 
 if __name__ == "__main__":
-    from claimq.bench import command as _command
+    # The command of the module `bench` (this file's directory is on sys.path), not of
+    # `__main__`: the spawned worker processes import it by that name.
+    from bench import command as _command
 
     _command()
