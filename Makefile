@@ -46,6 +46,8 @@ lint: setup
 # `$(BIN)/pytest -q`.
 # Tests run side by side (pytest-xdist, each on databases of its own), then the fault scenarios
 # (marker `serial`, tests/chaos) one at a time.
+# Each part prints its 25 slowest; a passing test over 30 s without a `Slow: <reason>` line in
+# its docstring errors (tests/slow_budget.py).
 test: setup lint setup-django6
 	$(BIN)/pytest -q -p no:cacheprovider -m "not soak and not serial" -n 4 --dist worksteal --durations=25
 	$(BIN)/pytest -q -p no:cacheprovider -m "serial and not soak" --durations=25

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from dbs import MARIADB_URL, fresh_db_url, mariadb_admin
+from slow_budget import pytest_addoption, pytest_runtest_makereport  # noqa: F401 (hooks)
 
 from claimq import App
 from claimq._worker import inflight

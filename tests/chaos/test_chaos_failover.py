@@ -39,6 +39,12 @@ pytestmark = [pytest.mark.postgres, pytest.mark.timeout(300)]
 
 
 def test_primary_killed_and_standby_promoted_under_load(spawn) -> None:
+    """The primary killed under load; the monitor promotes the standby and every job stands.
+
+    Slow: the test builds a pg_auto_failover formation of its own (a monitor, a primary and a
+    synchronous standby: three initdb and a base backup) and waits for the monitor to notice the
+    dead primary and promote the standby; well over 30 s (not measured here: pg_autoctl absent).
+    """
     require_failover()
     reason = unavailable_reason()
     if reason:

@@ -31,6 +31,12 @@ pytestmark = [pytest.mark.mariadb, pytest.mark.timeout(180)]
 
 
 def test_server_restart_and_crash_under_running_workers(spawn) -> None:
+    """A MariaDB server of the test's own, shut down and restarted, then SIGKILLed past the leases.
+
+    Slow: it installs a datadir (mariadb-install-db), starts the server three times (the third
+    with InnoDB crash recovery) and waits out a crash longer than every lease: ~25 s, near the
+    budget.
+    """
     require_server()
     with MariaCluster() as server:
         url = server.url("chaos")

@@ -554,11 +554,23 @@ def machine_for(make_env: Any) -> type[RuleBasedStateMachine]:
 
 
 def test_state_machine_sqlite(tmp_path: Path) -> None:
+    """The state machine against the model on SQLite, on a fake clock.
+
+    Slow: Hypothesis runs 100 examples of up to 50 steps (1,000 under CLAIMQ_CHAOS_SOAK), each
+    on a fresh migrated database, and compares every table with the model after each step:
+    ~40 s on the 2-core machine under load.
+    """
     run_state_machine_as_test(machine_for(lambda: sqlite_env(tmp_path)), settings=SETTINGS)
 
 
 @pytest.mark.postgres
 def test_state_machine_postgresql(pg_base_url: str) -> None:
+    """The state machine against the model on PostgreSQL, shifting rows' times for the clock.
+
+    Slow: Hypothesis runs 100 examples of up to 50 steps (1,000 under CLAIMQ_CHAOS_SOAK), each
+    on the test's schema emptied by TRUNCATE, every step a round trip or more and a comparison
+    of every table with the model: ~80 s on the 2-core machine under load.
+    """
     envs = PgEnvs(pg_base_url)
     try:
         run_state_machine_as_test(machine_for(envs.new), settings=SETTINGS)

@@ -39,6 +39,12 @@ pytestmark = [pytest.mark.postgres, pytest.mark.timeout(240)]
 
 
 def test_three_hosts_one_cut_off_mid_run(spawn) -> None:
+    """Three worker hosts (network namespaces) on one cluster; one is cut off mid-run.
+
+    Slow: three hosts of two worker processes each start against a throwaway cluster, and the
+    cut-off host's leases must run out (twice the lease) before the others reap its jobs: ~27 s,
+    near the budget.
+    """
     require_cluster()
     reason = unavailable_reason()
     if reason:

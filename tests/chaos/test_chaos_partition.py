@@ -29,6 +29,13 @@ pytestmark = [pytest.mark.postgres, pytest.mark.timeout(180)]
 
 
 def test_worker_partitioned_from_the_database_past_its_lease(spawn) -> None:
+    """A worker cut off from the database (link down) past its lease; its job runs elsewhere.
+
+    Slow: a throwaway cluster and a network namespace of its own; the cut-off job sleeps 8 s in
+    its handler, so the link stays down past the lease while another worker takes the job over,
+    and the test then waits for that handler to wake and its stale completion to be refused:
+    ~25 s, near the budget.
+    """
     require_cluster()
     reason = unavailable_reason()
     if reason:

@@ -39,6 +39,12 @@ def terminate_backends(cluster: PgCluster) -> int:
 
 
 def test_database_restarts_and_killed_backends(spawn) -> None:
+    """Backends terminated three times, a fast restart, then a crash longer than the leases.
+
+    Slow: a throwaway cluster of its own is restarted and crashed, and the test waits out each
+    outage for real (about 12 s of deliberate waits, including a crash held past every lease, plus
+    the cluster's starts): ~33 s on the 2-core machine under load.
+    """
     require_cluster()
     with PgCluster() as cluster:
         url = cluster.url("?schema=chaos")

@@ -46,6 +46,11 @@ def _payload(rng: random.Random, n: int) -> dict[str, object]:
 
 
 def test_repeated_kills_while_jobs_flow(capp: App, spawn) -> None:
+    """A worker child SIGKILLed every second while jobs flow; every job archived once.
+
+    Slow: the kills go on for DURATION (22 s; 60 s under CLAIMQ_CHAOS_SOAK) by design, one a
+    second while ~100 jobs/s flow, and the jobs still queued drain after them: ~31 s in all.
+    """
     rng = random.Random(os.getpid())
     supervisor = spawn(capp.url, **OPTIONS)
     supervisor.wait_log(r"worker \S+ started:", count=PROCESSES, timeout=40)

@@ -31,4 +31,9 @@ def test_soak_short(request: pytest.FixtureRequest, tmp_path: os.PathLike[str],
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_soak_long(request: pytest.FixtureRequest, tmp_path: os.PathLike[str],
                    backend: str) -> None:
+    """The soak for a minute (`make test` leaves it out; test_soak_short runs 3 s).
+
+    Slow: the sampler watches three worker processes for 60 s by design: a rare overlap of two
+    owners shows only over a long run.
+    """
     _run(request, tmp_path, backend, 60.0)
