@@ -14,8 +14,7 @@ What it does (see README.md beside this file):
    statements at claimq's batch size (4 clients), plus a claim + token-guarded delete variant.
    Then huey (SqliteHuey) against claimq on SQLite with 1, 2 and 3 worker processes.
 4. Writes benchmarks/results/<date>-<HHMM>-compare.json (every run, medians, min-max, versions,
-   settings, machine, the command) and benchmarks/results/latest.md, and puts the table into
-   README.md.
+   settings, machine, the command) and puts the table into README.md (its Latest results).
 
 Every system gets the same workload: bulk-enqueue N no-op jobs (timed), then drain them with
 one worker process at concurrency C, timed from the first handler call to the last job
@@ -558,8 +557,7 @@ def main() -> int:
     }
     json_path.write_text(json.dumps(report, indent=2) + "\n")
     table = markdown(report)
-    (out_dir / "latest.md").write_text(table)
-    update_readme(table)
+    update_readme(table)  # README.md's Latest results: the table, once (no results/latest.md)
     print(table)
     return 0 if all(r.get("ok") for r in runs) else 1
 
