@@ -67,7 +67,7 @@ def _outcomes(output: str) -> dict[str, set[str]]:
 
 @pytest.mark.parametrize("side_by_side", [False, True], ids=["serial", "xdist"])
 def test_a_slow_test_without_a_reason_fails_the_run(tmp_path: Path, side_by_side: bool) -> None:
-    code, output = _run(tmp_path, "--slow-budget", "0.2",
+    code, output = _run(tmp_path, "--slow-budget", "0.2", "--slow-budget-fixed",
                         *(["-n", "2"] if side_by_side else ["-n", "0"]))
     assert code == 1, output
     assert _outcomes(output) == {
@@ -88,3 +88,13 @@ def test_within_the_budget_nothing_is_reported(tmp_path: Path) -> None:
     assert "slow-test budget" not in output, output
     assert not re.search(r"^ERROR |\d+ errors?\b", output, re.M), output
     assert _outcomes(output)["test_slow_without_a_reason"] == {"PASSED"}
+
+
+def test_the_budget_stretches_with_the_load_per_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    import slow_budget
+
+    monkeypatch.setattr(slow_budget.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(slow_budget.os, "getloadavg", lambda: (8.0, 1.0, 1.0))
+    assert slow_budget.load_factor() == 4.0
+    monkeypatch.setattr(slow_budget.os, "getloadavg", lambda: (0.5, 1.0, 1.0))
+    assert slow_budget.load_factor() == 1.0
