@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from claimq._pause import pause
 from claimq._validate import NO_FLOW, NewJob
-from claimq.backends import _rows
+from claimq.backends import _rows, _workflow
 from claimq.backends._batches import PURGE_BATCH, all_batches
 from claimq.backends._flow import (
     KeyBuckets,
@@ -47,11 +47,14 @@ from claimq.backends.base import (
     ClaimRequest,
     Completion,
     DeadRow,
+    Dependency,
+    Edge,
     FailResult,
     Failure,
     HeartbeatResult,
     JobFilter,
     LiveRow,
+    NewWorkflow,
     Owned,
     Planner,
     PriorityAging,
@@ -72,6 +75,8 @@ from claimq.backends.base import (
     ThrottledKey,
     WorkerInfo,
     WorkerRecord,
+    WorkflowAdded,
+    WorkflowInfo,
     queue_settings,
 )
 from claimq.backends.mysql._errors import (
@@ -230,6 +235,108 @@ def _key_buckets(cur: Any, queue: str, now: datetime, state: dict[str, Any]) -> 
     return buckets
 
 
+EDGE_CHUNK = 5000  # edges per INSERT (a JSON document of a few hundred KB)
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+class _Steps:
+    """The workflow rules' statements (backends/_workflow.Steps) on the cursor of the write
+    transaction that moved the jobs: every row they change was locked by it (the finishing
+    job's row first, then its dependents' held rows by id), so two parents ending at once in
+    two transactions count one after the other on the child's row lock."""
+
+    def __init__(self, cur: Any, now: datetime | None) -> None:
+        self.cur = cur
+        self.now = now
+
+    def _run(self, query: str, **params: Any) -> Any:
+        self.cur.execute(query, {**params, "now": self.now})
+        return self.cur
+
+    def out_edges(self, parents: Sequence[int]) -> list[_workflow.OutEdge]:
+        rows = self._run(_Q.out_edges, ids=tuple(parents)).fetchall()
+        return [_workflow.OutEdge(r[0], r[1], r[2], bool(r[3]), r[4], r[5]) for r in rows]
+
+    def resolve(self, edges: Sequence[tuple[int, int]]) -> None:
+        if edges:
+            self._run(_Q.resolve_edges, items=_dumps([list(e) for e in edges]),
+                      children=tuple({c for _, c in edges}))
+
+    def bury(self, jobs: Sequence[_workflow.Buried]) -> list[int]:
+        errors = {j.id: json.loads(j.error_json) for j in jobs}
+        return self.bury_held(errors, DeadReason.DEPENDENCY_FAILED.value)
+
+    def bury_held(self, errors: dict[int, dict[str, Any] | None], reason: str) -> list[int]:
+        """Held jobs to dead letters with `reason`, each error entry (if any) appended to its
+        history; the ids it moved (one no longer held is not)."""
+        if not errors:
+            return []
+        locked = self._run(_Q.lock_held, ids=tuple(sorted(errors))).fetchall()
+        items = []
+        for i, history, _ in locked:
+            error = errors[i]
+            items.append([i, reason, history if error is None else _appended(history, error)])
+        if not items:
+            return []
+        ids = tuple(i for i, *_ in items)
+        self._run(_Q.bury_held, items=_dumps(items), ids=ids)
+        self._run(_Q.delete_held, ids=ids)
+        return list(ids)
+
+    def decrement(self, counts: Mapping[int, int]) -> None:
+        items = sorted(counts.items())  # by child: rows locked in id order
+        self._run(_Q.decrement_waiting, items=_dumps(items), ids=tuple(c for c, _ in items))
+
+    def ready(self, children: Sequence[int]) -> list[_workflow.Ready]:
+        rows = self._run(_Q.ready_held, ids=tuple(children)).fetchall()
+        return [_workflow.Ready(r[0], r[1], bool(r[2])) for r in rows]
+
+    def promote(self, ids: Sequence[int]) -> None:
+        self._run(_Q.promote_held, ids=tuple(ids))
+
+    def skip(self, ids: Sequence[int]) -> None:
+        self._run(_Q.skip_held, ids=tuple(ids))
+
+    def drop_held(self, ids: Sequence[int]) -> None:
+        self._run(_Q.delete_held, ids=tuple(ids))
+
+    def dead_dependents(self, parents: Sequence[int]) -> list[int]:
+        return [r[0] for r in self._run(_Q.dead_dependents, ids=tuple(parents)).fetchall()]
+
+    def unbury(self, job_id: int, payload_json: str | None, priority: int | None) -> bool:
+        if self._run(_Q.lock_dead, id=job_id).fetchone() is None:
+            return False
+        self._run(_Q.unbury, id=job_id, payload=payload_json, priority=priority)
+        if self.cur.rowcount != 1:
+            raise ClaimqError(f"dead letter {job_id} vanished under its row lock")
+        self._run(_Q.delete_dead, id=job_id)
+        return True
+
+    def in_edges(self, children: Sequence[int]) -> list[_workflow.InEdge]:
+        rows = self._run(_Q.in_edges, ids=tuple(children)).fetchall()
+        return [_workflow.InEdge(*r) for r in rows]
+
+    def mark(self, edges: Sequence[tuple[int, int, bool]]) -> None:
+        if edges:
+            self._run(_Q.mark_edges, items=_dumps([[p, c, int(r)] for p, c, r in edges]),
+                      children=tuple({c for _, c, _ in edges}))
+
+    def set_waiting(self, counts: Mapping[int, int]) -> None:
+        if counts:
+            items = sorted(counts.items())
+            self._run(_Q.set_waiting, items=_dumps(items), ids=tuple(i for i, _ in items))
+
+
+def _linked(rows: Any, ids: Any) -> list[int]:
+    """Of `ids`, those whose locked row (in `rows`, by id) belongs to a workflow: the jobs whose
+    end the release rule must see (none: the rule runs no statement at all)."""
+    return [i for i in ids if rows[i]["workflow_id"] is not None]
+
+
 class MySQLBackend(PlainOptionalParts):
     """`mysql://user:password@host:3306/database` or `mariadb://…` (MariaDB >= 10.6 or MySQL
     >= 8: SKIP LOCKED). Options: `driver=pymysql|mysqlclient`, `lock_wait_timeout` (seconds,
@@ -241,7 +348,7 @@ class MySQLBackend(PlainOptionalParts):
     # No LISTEN/NOTIFY (workers poll with their bounded back-off), no async driver; rows lock one
     # by one, so a heartbeat may report `busy`. Flow control: a flow-controlled queue's claimers
     # lock its row and take turns (_flow_candidates), as max_workers' do.
-    capabilities = Capabilities(row_locks=True, flow_control=True)
+    capabilities = Capabilities(row_locks=True, flow_control=True, workflows=True)
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         self.url = url
@@ -970,6 +1077,9 @@ class MySQLBackend(PlainOptionalParts):
         ids = tuple(rows)
         cur.execute(_Q.complete_archive, {"items": items, "ids": ids, "now": self._now()})
         cur.execute(_Q.delete_ids, {"ids": ids})
+        linked = _linked(rows, ids)
+        if linked:  # workflow jobs: their dependents see the end in this transaction
+            _workflow.release(_Steps(cur, self._now()), linked)
         return set(ids)
 
     def fail(self, failures: Sequence[Failure]) -> FailResult:
@@ -987,6 +1097,7 @@ class MySQLBackend(PlainOptionalParts):
             pause("fail.locked")
         buried: list[list[Any]] = []
         retried: list[list[Any]] = []
+        linked: list[int] = []  # buried workflow jobs
         for f in failures:
             row = rows.pop(f.id, None)
             if row is None or row["claim_token"] != f.token:
@@ -997,10 +1108,12 @@ class MySQLBackend(PlainOptionalParts):
             if ends_job(f.permanent, row["attempts"], row["max_attempts"]):
                 buried.append([f.id, f.reason, history])
                 result.dead.add(f.id)
+                if row["workflow_id"] is not None:
+                    linked.append(f.id)
             else:
                 retried.append([f.id, _micros(f.delay), history])
                 result.retried.add(f.id)
-        self._bury(cur, buried)
+        self._bury(cur, buried, linked=linked)
         if retried:
             cur.execute(_Q.retry, {"items": _dumps(retried), "now": self._now(),
                                    "ids": tuple(r[0] for r in retried)})
@@ -1024,14 +1137,18 @@ class MySQLBackend(PlainOptionalParts):
                                             "now": self._now()})
         return result
 
-    def _bury(self, cur: Any, items: list[list[Any]], now: datetime | None = None) -> None:
-        """Moves locked rows to dead letters: items are [id, reason, history]."""
+    def _bury(self, cur: Any, items: list[list[Any]], now: datetime | None = None,
+              linked: Sequence[int] = ()) -> None:
+        """Moves locked rows to dead letters: items are [id, reason, history]. `linked`: those
+        of a workflow, whose dependents the release rule then updates in this transaction."""
         if not items:
             return
         ids = tuple(i[0] for i in items)
         cur.execute(_Q.bury, {"items": _dumps(items), "ids": ids,
                               "now": self._now() if now is None else now})
         cur.execute(_Q.delete_ids, {"ids": ids})
+        if linked:
+            _workflow.release(_Steps(cur, self._now() if now is None else now), linked)
 
     def release(self, owned: Sequence[Owned], delay: float = 0.0) -> set[int]:
         if not owned:
@@ -1039,8 +1156,9 @@ class MySQLBackend(PlainOptionalParts):
 
         def work(cur: Any) -> set[int]:
             rows = self._lock_owned(cur, owned, _LIVE)
-            self._bury(cur, [[i, DeadReason.CANCELLED.value, r["errors"]]
-                             for i, r in rows.items() if r["cancel_requested"]])
+            cancelled = [i for i, r in rows.items() if r["cancel_requested"]]
+            self._bury(cur, [[i, DeadReason.CANCELLED.value, rows[i]["errors"]]
+                             for i in cancelled], linked=_linked(rows, cancelled))
             back = tuple(i for i, r in rows.items() if not r["cancel_requested"])
             if back:
                 cur.execute(_Q.release, {"ids": back, "delay_us": _micros(delay),
@@ -1064,6 +1182,7 @@ class MySQLBackend(PlainOptionalParts):
             cur.execute(_Q.reap_expired, {"limit": limit, "now": self._now()})
             buried: list[list[Any]] = []
             requeued: list[list[Any]] = []
+            linked: list[int] = []  # buried workflow jobs
             at = None
             expired = _dicts(cur)
             if expired:
@@ -1077,16 +1196,194 @@ class MySQLBackend(PlainOptionalParts):
                 if reason is not None:
                     buried.append([row["id"], reason.value, history])
                     result.dead.append(row["id"])
+                    if row["workflow_id"] is not None:
+                        linked.append(row["id"])
                 else:
                     requeued.append([row["id"], history])
                     result.requeued.append(row["id"])
-            self._bury(cur, buried, at)
+            self._bury(cur, buried, at, linked)
             if requeued:
                 cur.execute(_Q.requeue, {"items": _dumps(requeued), "now": at,
                                          "ids": tuple(r[0] for r in requeued)})
             return result
 
         return self._write(work)
+
+    # -- workflows (issue 26; the rules: backends/_workflow.py) --------------------------------
+
+    def add_workflow(self, wf: NewWorkflow, retention: float, conn: Any = None) -> WorkflowAdded:
+        if conn is not None:
+            with self._callers(conn) as cur:
+                return self._add_workflow(cur, wf, retention)
+        return self._write(lambda cur: self._add_workflow(cur, wf, retention))
+
+    def _add_workflow(self, cur: Any, wf: NewWorkflow, retention: float) -> WorkflowAdded:
+        params = {"name": wf.name, "key": wf.key, "on_failure": wf.on_failure,
+                  "now": self._now()}
+        try:
+            cur.execute(_Q.insert_workflow, params)
+        except self._error_types as exc:
+            if wf.key is None or error_code(exc) != DUPLICATE_KEY:
+                raise
+            # The key names a committed workflow (one still being written was waited for on
+            # the unique index): nothing written, that one returned.
+            cur.execute(_Q.workflow_by_key, params)
+            [workflow_id] = cur.fetchone()
+            cur.execute(_Q.workflow_job_ids, {"workflow_id": workflow_id})
+            return WorkflowAdded(workflow_id, [r[0] for r in cur.fetchall()], False)
+        [workflow_id] = cur.fetchone()
+        ids = self._insert(cur, wf.jobs, retention) if wf.jobs else []
+        edges, waiting = _workflow.workflow_edges(ids, wf.after, wf.on_failure)
+        self._join(cur, workflow_id, ids, edges, waiting,
+                   {i: flag for i, flag in zip(ids, wf.run_if, strict=True)})
+        return WorkflowAdded(workflow_id, ids, True)
+
+    def _join(self, cur: Any, workflow_id: int, ids: Sequence[int],
+              edges: Sequence[_workflow.NewEdge], waiting: Mapping[int, int],
+              run_if: Mapping[int, str | None]) -> None:
+        """Jobs this transaction just inserted join workflow `workflow_id` with their edges;
+        those with something to wait for move to held."""
+        if not ids:
+            return
+        cur.execute(_Q.set_workflow, {"workflow_id": workflow_id, "ids": tuple(ids)})
+        for chunk in _chunks(edges, EDGE_CHUNK):
+            cur.execute(_Q.insert_deps, {"workflow_id": workflow_id, "items": _dumps(
+                [[e.child, e.parent, e.position, e.on_failure] for e in chunk])})
+        held = sorted(waiting)
+        for chunk in _chunks(held, EDGE_CHUNK):
+            cur.execute(_Q.hold_jobs, {"ids": tuple(chunk), "items": _dumps(
+                [[i, waiting[i], run_if.get(i)] for i in chunk])})
+            cur.execute(_Q.delete_ids, {"ids": tuple(chunk)})
+
+    def spawn(self, owned: Owned, jobs: Sequence[NewJob], after: Sequence[Sequence[int]],
+              retention: float) -> list[int] | None:
+        def work(cur: Any) -> list[int] | None:
+            rows = self._lock_owned(cur, [owned], (Status.PROCESSING.value,))
+            row = rows.get(owned.id)
+            if row is None:
+                return None  # not the owner (or no longer running): nothing written
+            now = self._now()
+            workflow_id = row["workflow_id"]
+            if workflow_id is None:  # a one-job workflow of its own first
+                policy = _workflow.CANCEL
+                cur.execute(_Q.insert_workflow, {"name": row["task"], "key": None,
+                                                 "on_failure": policy, "now": now})
+                [workflow_id] = cur.fetchone()
+                cur.execute(_Q.set_workflow, {"workflow_id": workflow_id, "ids": (owned.id,)})
+            else:
+                cur.execute(_Q.workflow_policy, {"id": workflow_id})
+                [policy] = cur.fetchone()
+            if not jobs:
+                return []
+            # The spawner's dependents' held rows, locked by id: they wait for each new job too.
+            cur.execute(_Q.lock_dependents, {"id": owned.id})
+            cur.execute(_Q.spawn_dependents, {"id": owned.id})
+            dependents = [_workflow.Dependent(r[0], r[1], int(r[2])) for r in cur.fetchall()]
+            ids = self._insert(cur, jobs, retention)
+            edges, waiting, more = _workflow.spawn_edges(ids, after, dependents, policy)
+            self._join(cur, workflow_id, ids, edges, waiting, {})
+            if more:
+                items = sorted(more.items())
+                cur.execute(_Q.add_waiting, {"items": _dumps(items),
+                                             "ids": tuple(i for i, _ in items)})
+            return ids
+
+        return self._write(work)
+
+    def _workflow_infos(self, rows: list[dict[str, Any]]) -> list[WorkflowInfo]:
+        if not rows:
+            return []
+        counts: dict[int, dict[str, int]] = {r["id"]: {} for r in rows}
+        ended: dict[int, datetime | None] = {}
+        for c in self._read(_Q.workflow_counts, {"ids": tuple(counts)}):
+            counts[c["workflow_id"]][c["status"]] = int(c["n"])
+            if c["finished_at"] is not None:
+                last = ended.get(c["workflow_id"])
+                ended[c["workflow_id"]] = (c["finished_at"] if last is None
+                                           else max(last, c["finished_at"]))
+        live = {Status.HELD.value, *(s.value for s in (Status.PENDING, Status.FETCHED,
+                                                       Status.PROCESSING))}
+        infos = []
+        for r in rows:
+            created_at = _aware(r["created_at"])
+            assert created_at is not None  # NOT NULL
+            n = counts[r["id"]]
+            infos.append(WorkflowInfo(
+                id=r["id"], name=r["name"], key=r["idempotency_key"],
+                on_failure=r["on_failure"], created_at=created_at, counts=n,
+                finished_at=None if live & n.keys() else _aware(ended.get(r["id"]))))
+        return infos
+
+    def get_workflow(self, workflow_id: int) -> WorkflowInfo | None:
+        infos = self._workflow_infos(self._read(_Q.get_workflow, {"id": workflow_id}))
+        return infos[0] if infos else None
+
+    def list_workflows(self, limit: int, before: int | None = None) -> list[WorkflowInfo]:
+        return self._workflow_infos(
+            self._read(_Q.list_workflows, {"limit": limit, "before": before}))
+
+    def workflow_graph(self, workflow_id: int) -> tuple[list[Job], list[Edge]]:
+        params = {"workflow_id": workflow_id}
+        jobs = [_row_to_job(r) for r in self._read(_Q.workflow_jobs, params)]
+        edges = [Edge(r["parent"], r["child"], r["on_failure"], bool(r["resolved"]))
+                 for r in self._read(_Q.workflow_edges, params)]
+        return jobs, edges
+
+    def dependencies(self, job_id: int) -> list[Dependency]:
+        found = []
+        for r in self._read(_Q.dependencies, {"id": job_id}):
+            result = json_text(r["result"])
+            found.append(Dependency(r["id"], r["task"], Status(r["status"]),
+                                    None if isinstance(result, _rows.Undecodable) else result,
+                                    r["reason"]))
+        return found
+
+    def cancel_workflow(self, workflow_id: int) -> int:
+        def work(cur: Any) -> int:
+            params = {"workflow_id": workflow_id, "now": self._now()}
+            cur.execute(_Q.lock_workflow_live, params)  # live rows before held ones
+            live = _dicts(cur)
+            cur.execute(_Q.lock_workflow_held, params)
+            held = [r[0] for r in cur.fetchall()]
+            waiting = [r for r in live if r["status"] in ("pending", "fetched")]
+            running = tuple(r["id"] for r in live if r["status"] == "processing")
+            self._bury(cur, [[r["id"], DeadReason.CANCELLED.value, r["errors"]]
+                             for r in waiting])
+            steps = _Steps(cur, self._now())
+            moved = steps.bury_held(dict.fromkeys(held), DeadReason.CANCELLED.value)
+            if running:
+                cur.execute(_Q.cancel_requests, {**params, "ids": running})
+            _workflow.release(steps, [r["id"] for r in waiting] + moved)
+            return len(waiting) + len(moved) + len(running)
+
+        return self._write(work)
+
+    def retry_workflow(self, workflow_id: int) -> list[int]:
+        def work(cur: Any) -> list[int]:
+            params = {"workflow_id": workflow_id, "now": self._now(),
+                      "statuses": _rows.HOLDING_JSON["until_done"],
+                      "retention_us": _micros(KEY_RETENTION)}
+            cur.execute(_Q.lock_workflow_failed, params)
+            failed = cur.fetchall()
+            steps = _Steps(cur, self._now())
+            resurrected = []
+            for job_id, key in failed:
+                if key is not None:
+                    self._take_dead_key(cur, job_id, key, params)
+                if _workflow.resurrect(steps, job_id):
+                    resurrected.append(job_id)
+            return resurrected
+
+        return self._write(work)
+
+    def _drop_workflows(self, cur: Any, ids: Sequence[int]) -> None:
+        """Of workflows `ids`, those with no job left anywhere lose their rows and edges."""
+        if not ids:
+            return
+        cur.execute(_Q.finished_workflows, {"ids": tuple(ids)})
+        done = tuple(r[0] for r in cur.fetchall())
+        if done:
+            cur.execute(_Q.delete_workflows, {"ids": done})
 
     # -- operator ------------------------------------------------------------------------------
 
@@ -1185,12 +1482,19 @@ class MySQLBackend(PlainOptionalParts):
     def cancel(self, job_id: int) -> CancelOutcome:
         def work(cur: Any) -> CancelOutcome:
             params = {"id": job_id, "now": self._now()}
+            # held first: a release moves a job held -> jobs, so one that leaves held while
+            # this reads is in jobs when it looks there
+            steps = _Steps(cur, self._now())
+            if steps.bury_held({job_id: None}, DeadReason.CANCELLED.value):
+                _workflow.release(steps, [job_id])
+                return "cancelled"
             cur.execute(_Q.cancel_lock, params)
             row = cur.fetchone()
             if row is not None:
                 pause("cancel.locked")
             if row is not None and row[1] in ("pending", "fetched"):
-                self._bury(cur, [[job_id, DeadReason.CANCELLED.value, row[2]]])
+                self._bury(cur, [[job_id, DeadReason.CANCELLED.value, row[2]]],
+                           linked=[job_id] if row[3] is not None else [])
                 return "cancelled"
             if row is not None:
                 cur.execute(_Q.cancel_request, params)
@@ -1216,6 +1520,9 @@ class MySQLBackend(PlainOptionalParts):
             if dead[1] is not None:
                 self._take_dead_key(cur, job_id, dead[1], params)
             pause("resurrect.key_checked")
+            if dead[2] is not None:  # a workflow's job: its dependents it cancelled come back
+                return _workflow.resurrect(_Steps(cur, self._now()), job_id, payload_json,
+                                           priority)
             cur.execute(_Q.resurrect, params)
             if cur.rowcount != 1:
                 raise ClaimqError(f"dead letter {job_id} vanished under its row lock")
@@ -1261,7 +1568,12 @@ class MySQLBackend(PlainOptionalParts):
             cur.execute(query, params)
             count = int(cur.rowcount)
             cur.execute(_Q.purge_progress)
-            return count
+            while True:  # workflows left without a job, with their edges
+                cur.execute(_Q.empty_workflows, {"batch": PURGE_BATCH})
+                empty = tuple(r[0] for r in cur.fetchall())
+                if not empty:
+                    return count
+                cur.execute(_Q.delete_workflows, {"ids": empty})
 
         return self._write(work)
 
@@ -1479,13 +1791,16 @@ class MySQLBackend(PlainOptionalParts):
                 elif batch.older_than is None:
                     return 0  # no more rows than the queue keeps
             cur.execute(_Q.prune.replace("{table}", table), found)
-            ids = tuple(r[0] for r in cur.fetchall())
+            rows = cur.fetchall()
+            ids = tuple(r[0] for r in rows)
             if not ids:
                 return 0
             pause("prune.selected")
             deleted = _count(cur, delete, {"ids": ids})
             if deleted != len(ids):
                 raise ClaimqError(f"pruned {deleted} of the {len(ids)} rows it locked")
+            # a workflow whose last rows these were goes with them (its row and edges)
+            self._drop_workflows(cur, sorted({r[1] for r in rows if r[1] is not None}))
             return deleted
 
         return self._write(work)

@@ -1,1 +1,1 @@
-SELECT id, status, errors FROM claimq_jobs WHERE id = %(id)s FOR UPDATE
+SELECT id, status, errors, workflow_id FROM claimq_jobs WHERE id = %(id)s FOR UPDATE

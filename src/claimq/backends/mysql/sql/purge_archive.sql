@@ -1,5 +1,7 @@
-DELETE FROM claimq_archive
+-- A row of a workflow with a job still live or held stays (fan-in results).
+DELETE t FROM claimq_archive t
 WHERE (%(older_than_us)s IS NULL
-       OR finished_at < TIMESTAMPADD(MICROSECOND, -%(older_than_us)s, {now}))
-  AND (%(queue)s IS NULL OR queue = %(queue)s)
-  AND (%(task)s IS NULL OR task = %(task)s)
+       OR t.finished_at < TIMESTAMPADD(MICROSECOND, -%(older_than_us)s, {now}))
+  AND (%(queue)s IS NULL OR t.queue = %(queue)s)
+  AND (%(task)s IS NULL OR t.task = %(task)s)
+  AND NOT {workflow_live}

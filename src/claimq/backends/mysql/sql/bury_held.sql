@@ -1,0 +1,11 @@
+-- Held rows the caller locked (lock_held.sql) to dead letters: items are [id, reason,
+-- history]; run_if kept (a resurrect restores it). delete_held.sql deletes them from held.
+INSERT INTO claimq_dead (id, queue, task, payload, tags, idempotency_key, priority, attempts,
+                         max_attempts, worker_id, run_at, created_at, started_at, timeout_seconds,
+                         retry, workflow_id, run_if, finished_at, reason, errors)
+SELECT {dead_columns}, j.workflow_id, j.run_if, {now}, d.reason, d.history
+FROM claimq_held j
+JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
+    item_id BIGINT PATH '$[0]', reason VARCHAR(64) PATH '$[1]',
+    history LONGTEXT PATH '$[2]')) AS d ON d.item_id = j.id
+WHERE j.id IN %(ids)s

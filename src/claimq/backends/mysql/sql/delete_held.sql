@@ -1,0 +1,1 @@
+DELETE FROM claimq_held WHERE id IN %(ids)s

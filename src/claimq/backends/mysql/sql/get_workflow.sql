@@ -1,0 +1,1 @@
+SELECT {workflow_columns} FROM claimq_workflows WHERE id = %(id)s

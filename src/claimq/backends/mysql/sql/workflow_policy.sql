@@ -1,0 +1,1 @@
+SELECT on_failure FROM claimq_workflows WHERE id = %(id)s
