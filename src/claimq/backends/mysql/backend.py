@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
@@ -263,8 +263,7 @@ class _Steps:
 
     def resolve(self, edges: Sequence[tuple[int, int]]) -> None:
         if edges:
-            self._run(_Q.resolve_edges, items=_dumps([list(e) for e in edges]),
-                      children=tuple({c for _, c in edges}))
+            self._run(_Q.resolve_edges, pairs=_pairs((c, p) for p, c in edges))
 
     def bury(self, jobs: Sequence[_workflow.Buried]) -> list[int]:
         errors = {j.id: json.loads(j.error_json) for j in jobs}
@@ -321,14 +320,22 @@ class _Steps:
         return [_workflow.InEdge(*r) for r in rows]
 
     def mark(self, edges: Sequence[tuple[int, int, bool]]) -> None:
-        if edges:
-            self._run(_Q.mark_edges, items=_dumps([[p, c, int(r)] for p, c, r in edges]),
-                      children=tuple({c for _, c, _ in edges}))
+        for value in (True, False):
+            pairs = [(c, p) for p, c, resolved in edges if resolved is value]
+            if pairs:
+                self._run(_Q.mark_edges, resolved=value, pairs=_pairs(pairs))
 
     def set_waiting(self, counts: Mapping[int, int]) -> None:
         if counts:
             items = sorted(counts.items())
             self._run(_Q.set_waiting, items=_dumps(items), ids=tuple(i for i, _ in items))
+
+
+def _pairs(pairs: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """(child, parent) keys for `(child, parent) IN %(pairs)s`, sorted (rows locked in key
+    order), at least two of them (one alone would be read as a row, not a list: a full scan)."""
+    found = tuple(sorted(set(pairs)))
+    return found * 2 if len(found) == 1 else found
 
 
 def _linked(rows: Any, ids: Any) -> list[int]:
@@ -1482,14 +1489,17 @@ class MySQLBackend(PlainOptionalParts):
     def cancel(self, job_id: int) -> CancelOutcome:
         def work(cur: Any) -> CancelOutcome:
             params = {"id": job_id, "now": self._now()}
-            # held first: a release moves a job held -> jobs, so one that leaves held while
-            # this reads is in jobs when it looks there
-            steps = _Steps(cur, self._now())
-            if steps.bury_held({job_id: None}, DeadReason.CANCELLED.value):
-                _workflow.release(steps, [job_id])
-                return "cancelled"
             cur.execute(_Q.cancel_lock, params)
             row = cur.fetchone()
+            if row is None:  # a held workflow job? (a plain live job never gets here)
+                steps = _Steps(cur, self._now())
+                if steps.bury_held({job_id: None}, DeadReason.CANCELLED.value):
+                    _workflow.release(steps, [job_id])
+                    return "cancelled"
+                # A release that moved it held -> jobs since the first look committed before
+                # held's row lock let this read go on: look in jobs once more.
+                cur.execute(_Q.cancel_lock, params)
+                row = cur.fetchone()
             if row is not None:
                 pause("cancel.locked")
             if row is not None and row[1] in ("pending", "fetched"):

@@ -1,8 +1,3 @@
--- Resurrect: each edge's resolved flag re-derived; items are [parent, child, resolved].
-UPDATE claimq_deps e
-JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
-    parent BIGINT PATH '$[0]', child BIGINT PATH '$[1]',
-    resolved BOOLEAN PATH '$[2]')) AS d
-  ON d.child = e.child AND d.parent = e.parent
-SET e.resolved = d.resolved
-WHERE e.child IN %(children)s
+-- Resurrect: edges' resolved flags re-derived, one value per statement: %(pairs)s is
+-- ((child, parent), ...) (at least two: one row constructor alone is not read as a list).
+UPDATE claimq_deps SET resolved = %(resolved)s WHERE (child, parent) IN %(pairs)s

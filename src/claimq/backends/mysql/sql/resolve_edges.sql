@@ -1,7 +1,4 @@
--- Edges counted by the release rule: items are [parent, child].
-UPDATE claimq_deps e
-JOIN JSON_TABLE(%(items)s, '$[*]' COLUMNS (
-    parent BIGINT PATH '$[0]', child BIGINT PATH '$[1]')) AS d
-  ON d.child = e.child AND d.parent = e.parent
-SET e.resolved = TRUE
-WHERE e.child IN %(children)s
+-- Edges counted by the release rule: %(pairs)s is ((child, parent), ...) (at least two: one
+-- row constructor alone is not read as a list). Only these edges' rows are read and locked:
+-- another transaction's edges into the same child stay free.
+UPDATE claimq_deps SET resolved = TRUE WHERE (child, parent) IN %(pairs)s
