@@ -188,6 +188,25 @@ def test_settle_releases_before_its_claim_so_the_next_step_is_claimed_at_once(
     assert settled.completed == {a} and [j.id for j in settled.claimed] == [b]
 
 
+def test_a_release_into_a_flow_controlled_queue_is_claimed_under_its_key_limit(
+        backend: MySQLBackend) -> None:
+    """The released jobs carry their concurrency keys into the jobs table: the settle's flow
+    claim (which locks the queue's row) takes one of the two, the limit keeps the other."""
+    from claimq.backends.base import ClaimRequest
+
+    wf = NewWorkflow("flow", None, "cancel", [
+        job("a"), job("b", queue="f", concurrency_key="k", concurrency_limit=1),
+        job("c", queue="f", concurrency_key="k", concurrency_limit=1)],
+        [[], [(0, None)], [(0, None)]], [None, None, None])
+    a, b, c = backend.add_workflow(wf, RETENTION).job_ids
+    ja = claim(backend, a)[a]
+    settled = backend.settle([Completion(a, ja.claim_token or "", "1")], [],
+                             ClaimRequest("w1", ["f"], 2, 30, True))
+    assert settled.completed == {a} and [j.id for j in settled.claimed] == [b]
+    assert status(backend, c) == "pending"
+    assert backend.retries == Counter()
+
+
 # -- two transactions, one child ----------------------------------------------------------------
 
 
@@ -571,6 +590,8 @@ def test_held_jobs_are_listed_found_and_counted_as_held(backend: MySQLBackend) -
     found = backend.find_jobs("live", JobFilter(task="b"), None, 10)
     assert [(j.id, j.status, j.workflow_id) for j in found] == [
         (b, Status.HELD, backend.get_job(a).workflow_id)]  # type: ignore[union-attr]
+    live = {(r.task, r.pending, r.held) for r in backend.stats(60).live}
+    assert live == {("a", 1, 0), ("b", 0, 1)}
     jobs, edges = backend.workflow_graph(found[0].workflow_id or 0)
     assert [j.status for j in jobs] == [Status.PENDING, Status.HELD]
     assert [(e.parent, e.child, e.on_failure, e.resolved) for e in edges] == [

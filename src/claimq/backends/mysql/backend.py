@@ -1922,7 +1922,8 @@ class MySQLBackend(PlainOptionalParts):
                   for r in self._read(_Q.stats_queues, {})]
         live = [LiveRow(r["queue"], r["task"], int(r["pending"]), int(r["scheduled"]),
                         int(r["running"]), int(r["past_lease"]),
-                        None if r["oldest_due_age"] is None else float(r["oldest_due_age"]))
+                        None if r["oldest_due_age"] is None else float(r["oldest_due_age"]),
+                        int(r["held"]))
                 for r in self._read(_Q.stats_live, params)]
         dead = [DeadRow(r["queue"], r["task"], r["reason"], int(r["count"]))
                 for r in self._read(_Q.stats_dead, {})]
