@@ -1269,6 +1269,8 @@ class MySQLBackend(PlainOptionalParts):
             row = rows.get(owned.id)
             if row is None:
                 return None  # not the owner (or no longer running): nothing written
+            if not jobs:
+                return []
             now = self._now()
             workflow_id = row["workflow_id"]
             if workflow_id is None:  # a one-job workflow of its own first
@@ -1280,8 +1282,6 @@ class MySQLBackend(PlainOptionalParts):
             else:
                 cur.execute(_Q.workflow_policy, {"id": workflow_id})
                 [policy] = cur.fetchone()
-            if not jobs:
-                return []
             # The spawner's dependents' held rows, locked by id: they wait for each new job too.
             cur.execute(_Q.lock_dependents, {"id": owned.id})
             cur.execute(_Q.spawn_dependents, {"id": owned.id})
