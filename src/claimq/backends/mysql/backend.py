@@ -316,8 +316,13 @@ class _Steps:
         return True
 
     def in_edges(self, children: Sequence[int]) -> list[_workflow.InEdge]:
-        rows = self._run(_Q.in_edges, ids=tuple(children)).fetchall()
-        return [_workflow.InEdge(*r) for r in rows]
+        edges = self._run(_Q.in_edges, ids=tuple(children)).fetchall()
+        if not edges:
+            return []
+        places = {r[0]: r[1:] for r in self._run(
+            _Q.parent_places, ids=tuple({e[0] for e in edges})).fetchall()}
+        return [_workflow.InEdge(p, c, policy, *places.get(p, ("archive", "", None)))
+                for p, c, policy in edges]
 
     def mark(self, edges: Sequence[tuple[int, int, bool]]) -> None:
         for value in (True, False):
