@@ -17,13 +17,14 @@ README's "Blocking calls"). In production, workers usually run as their own proc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from claimq.app import App
-from claimq.errors import InvalidInput
+from claimq.errors import DatabaseUnavailable, InvalidInput
 
 log = logging.getLogger("claimq.worker")
 
@@ -41,11 +42,12 @@ async def running_worker(app: App, *, migrate: bool = False, **worker_options: A
         raise InvalidInput(f"expected a claimq App, got {app!r}")
     if migrate:
         await asyncio.to_thread(app.migrate)
+    # A schema that is missing fails the startup now; a database not reachable yet does not:
+    # the worker waits for it, with back-off, and says so.
+    with contextlib.suppress(DatabaseUnavailable):
+        await asyncio.to_thread(app.backend.check_schema)
     worker = Worker(app, **worker_options)
     task = asyncio.create_task(worker.arun(install_signals=False), name="claimq-worker")
-    await asyncio.sleep(0)  # up to its first wait: a schema that is missing raises now
-    if task.done():
-        task.result()
     task.add_done_callback(_report)
     try:
         yield worker
