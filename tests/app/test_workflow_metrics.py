@@ -48,8 +48,6 @@ def workflow_gauge(app: App) -> dict[str, float]:
 
 
 def test_workflows_by_state_gauge(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not app.backend.capabilities.workflows:
-        pytest.skip(f"{app.backend.kind} has no workflows yet")
     assert workflow_gauge(app) == dict.fromkeys(STATES, 0.0)  # every state, even at 0
 
     two_steps(app, "running-a")
@@ -75,8 +73,6 @@ def test_workflows_by_state_gauge(app: App, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_held_jobs_per_queue(app: App) -> None:
-    if not app.backend.capabilities.workflows:
-        pytest.skip(f"{app.backend.kind} has no workflows yet")
     two_steps(app, "waits")
     two_steps(app, "runs")
     finish(app, "runs")

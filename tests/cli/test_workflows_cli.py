@@ -18,8 +18,7 @@ from claimq.workflow import WorkflowHandle
 
 @pytest.fixture
 def wf_app(app: App) -> App:
-    if not app.backend.capabilities.workflows:
-        pytest.skip(f"{app.backend.kind} has no workflows yet")
+    assert app.backend.capabilities.workflows, app.backend.kind
     return app
 
 
