@@ -420,7 +420,10 @@ class Feeder(threading.Thread):
 
         n = 0
         while self.feeding.is_set():
-            batch = [{"task": "chaos.work",
+            # Keyed: a batch whose commit landed but whose answer the outage took is sent again
+            # by through_outage, and must come back as the same jobs (else its first ids are
+            # never acknowledged, and their effects count as extra).
+            batch = [{"task": "chaos.work", "idempotency_key": f"feed-{n + i}",
                       "payload": {"n": n + i, "mode": ("atomic", "separate")[i % 2],
                                   "sleep": self.slow if i % 5 == 0 else 0.0}}
                      for i in range(10)]
