@@ -329,7 +329,8 @@ class SQLiteBackend(PlainOptionalParts):
             time.time if is_system(self.clock) else lambda: self.clock.now().timestamp()
         )
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        # every connection made, with the thread it belongs to (close() needs to know)
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._all_lock = threading.Lock()
         self._writer = threading.Lock()
 
@@ -341,7 +342,7 @@ class SQLiteBackend(PlainOptionalParts):
             conn = self.connect()
             self._local.conn = conn
             with self._all_lock:
-                self._all.append(conn)
+                self._all.append((threading.current_thread(), conn))
         return conn
 
     def connect(self) -> sqlite3.Connection:
@@ -423,9 +424,15 @@ class SQLiteBackend(PlainOptionalParts):
             self._writer.release()
 
     def close(self) -> None:
+        """Closes this thread's connection and those of threads that have ended. A connection
+        of a thread still running may be inside a statement at this moment (a worker's database
+        call abandoned at its timeout), and closing it under that thread crashes the process
+        (CPython's sqlite3): it is only let go, and closes when its thread drops it."""
+        me = threading.current_thread()
         with self._all_lock:
-            for conn in self._all:
-                conn.close()
+            for owner, conn in self._all:
+                if owner is me or not owner.is_alive():
+                    conn.close()
             self._all.clear()
         self._local = threading.local()
 
