@@ -557,3 +557,21 @@ def test_migrating_a_database_with_jobs_in_flight(pg_base_url: str) -> None:
         assert backend.list_workflows(10) == []
     finally:
         backend.drop_all()
+
+
+def test_held_has_every_column_of_jobs_in_order_then_waiting_and_run_if(
+        pg: PostgresBackend) -> None:
+    """A job moves between jobs and held whole (insert … select *): a column added to jobs and
+    not to held would be lost, or shifted into the wrong one, on the way."""
+    def columns(table: str) -> list[tuple[Any, ...]]:
+        with pg.transaction() as conn:
+            return [tuple(r.values()) for r in conn.execute(
+                "SELECT column_name, data_type, is_nullable, column_default"
+                " FROM information_schema.columns WHERE table_schema = %s AND table_name = %s"
+                " ORDER BY ordinal_position", (pg.schema, table)).fetchall()]
+
+    jobs, held = columns("jobs"), columns("held")
+    assert [c[0] for c in held[len(jobs):]] == ["waiting", "run_if"]
+    assert [c[:3] for c in held[:len(jobs)]] == [c[:3] for c in jobs]
+    for table in ("jobs", "held", "archive", "dead"):
+        assert any(c[0] == "workflow_id" for c in columns(table))

@@ -601,3 +601,17 @@ def test_release_of_a_cancelled_job_and_the_reaper_release_its_dependents(
     clock.advance(60)
     assert backend.reap().dead == [r]
     assert status(backend, s) == "pending"  # its edge from r is under 'run'
+
+
+def test_held_has_every_column_of_jobs_in_order_then_waiting_and_run_if(
+        backend: SQLiteBackend) -> None:
+    """A job moves between claimq_jobs and claimq_held whole: a column added to one and not the
+    other would be lost, or shifted into the wrong one, on the way."""
+    def columns(table: str) -> list[tuple[Any, ...]]:
+        return [(r[1], r[2], r[3]) for r in raw(backend, f"PRAGMA table_info(claimq_{table})")]
+
+    jobs, held = columns("jobs"), columns("held")
+    assert [c[0] for c in held[len(jobs):]] == ["waiting", "run_if"]
+    assert [c[:2] for c in held[:len(jobs)]] == [c[:2] for c in jobs]
+    for table in ("jobs", "held", "archive", "dead"):
+        assert any(c[0] == "workflow_id" for c in columns(table))

@@ -115,17 +115,10 @@ def workflows_cancel(workflow_id: int, yes: bool, as_json: bool) -> None:
         _say_error("not confirmed: nothing cancelled")
         click.get_current_context().exit(EXIT_FAILED)
     touched = app.workflow(workflow_id).cancel()  # audited, as the App's actions are
-    after = app.backend.get_workflow(workflow_id) or info
-    if as_json:
-        _emit_json({**workflow_json(after), "cancelled": touched})
-    elif touched:
-        click.echo(f"workflow {workflow_id}: {touched} job(s) cancelled (running ones are "
-                   f"asked to stop; their workers stop them shortly)")
-    if not touched:
-        if not as_json:
-            _say_error(f"workflow {workflow_id} has no unfinished job "
-                       f"({workflow_state(info.counts)}): nothing changed")
-        click.get_current_context().exit(EXIT_FAILED)
+    _report(app, info, "cancelled", touched, as_json,
+            done=f"{touched} job(s) cancelled (running ones are asked to stop; their workers "
+                 f"stop them shortly)",
+            nothing="has no unfinished job")
 
 
 @workflows.command("retry")
@@ -142,14 +135,23 @@ def workflows_retry(workflow_id: int, as_json: bool) -> None:
     app = _open_workflows()
     info = _info(app, workflow_id)
     revived = app.workflow(workflow_id).retry()
-    after = app.backend.get_workflow(workflow_id) or info
+    _report(app, info, "resurrected", revived, as_json,
+            done=f"resurrected job(s) {', '.join(map(str, revived))}; the jobs waiting for them "
+                 f"follow",
+            nothing="has no failed step to retry")
+
+
+def _report(app: App, before: WorkflowInfo, key: str, outcome: Any, as_json: bool, *,
+            done: str, nothing: str) -> None:
+    """The ending of an action on a workflow: its row after it (--json, with `key`: the
+    outcome) or a line saying what was done; exit 1 when the action found nothing to do."""
+    after = app.backend.get_workflow(before.id) or before
     if as_json:
-        _emit_json({**workflow_json(after), "resurrected": revived})
-    elif revived:
-        click.echo(f"workflow {workflow_id}: resurrected job(s) {', '.join(map(str, revived))}; "
-                   f"the jobs waiting for them follow")
-    if not revived:
+        _emit_json({**workflow_json(after), key: outcome})
+    elif outcome:
+        click.echo(f"workflow {before.id}: {done}")
+    if not outcome:
         if not as_json:
-            _say_error(f"workflow {workflow_id} has no failed step to retry "
-                       f"({workflow_state(info.counts)}): nothing changed")
+            _say_error(f"workflow {before.id} {nothing} ({workflow_state(before.counts)}): "
+                       f"nothing changed")
         click.get_current_context().exit(EXIT_FAILED)

@@ -1,0 +1,4 @@
+-- A dead-lettered job in _job_read's columns (its last update was its finish).
+id, queue, task, payload, tags, idempotency_key, priority, 'dead', attempts, max_attempts,
+worker_id, NULL, NULL, NULL, run_at, created_at, started_at, finished_at, errors, false,
+timeout_seconds, retry, workflow_id
