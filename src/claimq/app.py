@@ -715,10 +715,11 @@ class App:
         return count
 
     def set_priority(self, job_id: int, priority: int) -> None:
-        """Change the priority of a pending job."""
+        """Change the priority of a pending job, or of a held workflow job (for when it is
+        released)."""
         _validate.integer(priority, "priority", *_validate.PRIORITY_RANGE)
         if not self.backend.set_priority(_job_id(job_id), priority):
-            raise JobNotFound(f"no pending job {job_id}")
+            raise JobNotFound(f"no pending or held job {job_id}")
         _audit.record(self.backend, "priority", f"job {job_id}", {"priority": priority}, 1)
 
     # -- queues --------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from claimq.app import App
 from claimq.backends.base import Backend, Completion, Dependency, WorkerRecord
 from claimq.errors import DatabaseUnavailable, InvalidInput, LeaseLost, WorkerFailed
 from claimq.job import Job
-from claimq.workflow import Call, Workflow
+from claimq.workflow import Call, Workflow, spawn
 
 log = logging.getLogger("claimq.worker")
 
@@ -150,25 +150,8 @@ class JobContext:
         the new jobs dependencies among themselves; plain calls run side by side."""
         if self._app is None:
             raise InvalidInput("ctx.spawn() needs the worker's App")
-        wf = Workflow("spawned")
-        for item in calls:
-            if isinstance(item, Workflow):
-                base = len(wf.steps)
-                for step, edges in zip(item.steps, item._after, strict=True):
-                    wf._add(step.call, [wf.steps[base + p] for p, _ in edges], None, None)
-            else:
-                wf._add(item, (), None, None)
-        new = wf.validated(self._app)
-        traceparent = _tracing.current_traceparent()  # this attempt's span: spawned under it
-        jobs = new.jobs
-        if traceparent is not None:
-            jobs = [j._replace(trace_context=traceparent) for j in jobs]
-        ids = self._backend.spawn(self._flight.owned, jobs,
-                                  [[p for p, _ in edges] for edges in new.after],
-                                  self._app.idempotency_retention)
-        if ids is None:
-            raise LeaseLost(self.job.id, "spawn")
-        return ids
+        # under this attempt's span
+        return spawn(self._app, self._flight.owned, calls, _tracing.current_traceparent())
 
     async def aspawn(self, *calls: Call | Workflow) -> list[int]:
         return await asyncio.to_thread(self.spawn, *calls)

@@ -18,8 +18,8 @@ from typing import Any, Literal, Protocol
 
 from claimq import _audit
 from claimq._validate import NewJob
-from claimq.backends.base import Backend, Dependency, Edge, NewWorkflow, WorkflowInfo
-from claimq.errors import InvalidInput
+from claimq.backends.base import Backend, Edge, NewWorkflow, Owned, WorkflowInfo
+from claimq.errors import InvalidInput, LeaseLost
 from claimq.job import Job, Status
 from claimq.task import Call as Call
 from claimq.task import Task
@@ -30,6 +30,9 @@ class _App(Protocol):
 
     @property
     def backend(self) -> Backend: ...
+
+    @property
+    def idempotency_retention(self) -> float: ...
 
     def _new_job(self, task: str | Task[Any, Any], **options: Any) -> NewJob: ...
     def result(self, job_id: int, *, timeout: float | None = None) -> Any: ...
@@ -272,8 +275,29 @@ class WorkflowHandle:
         return ids
 
 
-def dependencies(app: _App, job_id: int) -> list[Dependency]:
-    return app.backend.dependencies(job_id)
+def spawn(app: _App, owned: Owned, calls: Sequence[Call | Workflow],
+          traceparent: str | None = None) -> list[int]:
+    """ctx.spawn()'s rule, for a handler in the worker and one in an isolated process alike:
+    the calls (a Workflow: with dependencies among its jobs) join the workflow of the job
+    `owned` names, in one transaction fenced by its token (LeaseLost when the attempt no
+    longer owns it); every job waiting for that job also waits for each new one."""
+    wf = Workflow("spawned")
+    for item in calls:
+        if isinstance(item, Workflow):
+            base = len(wf.steps)
+            for step, edges in zip(item.steps, item._after, strict=True):
+                wf._add(step.call, [wf.steps[base + p] for p, _ in edges], None, None)
+        else:
+            wf._add(item, (), None, None)
+    new = wf.validated(app)
+    jobs = new.jobs
+    if traceparent is not None:
+        jobs = [j._replace(trace_context=traceparent) for j in jobs]
+    ids = app.backend.spawn(owned, jobs, [[p for p, _ in edges] for edges in new.after],
+                            app.idempotency_retention)
+    if ids is None:
+        raise LeaseLost(owned.id, "spawn")
+    return ids
 
 
 def _as_call(item: Call | Task[Any, Any]) -> Call:

@@ -206,3 +206,30 @@ class TestHandles:
             app.enqueue_workflow(wf, conn=conn)
             raise RuntimeError("the caller's own write failed")
         assert app.list_jobs("live") == [] and app.workflows() == []
+
+
+def test_a_process_isolated_handler_reads_its_dependencies_and_spawns(db_url: str) -> None:
+    """Issue 26, item 6 (workflow jobs keep process isolation): ctx.dependencies() and
+    ctx.spawn() in the child process, over its own connection to the worker's database (the
+    module's App is pointed there), spawn fenced by the attempt's token like the worker's."""
+    import isolated_workflow_app as module
+
+    from claimq.testing import use_database
+
+    with use_database(module.app, db_url):
+        wf = Workflow("isolated")
+        first = wf.add("iso.part", {"n": 1})
+        spread = wf.add("iso.fan_out", {"n": 3})
+        end = wf.add("iso.fan_in", after=[first, spread])
+        handle = module.app.enqueue_workflow(wf)
+        assert drain(module.app, timeout=120).succeeded == 6
+        spawned = handle.result(spread)
+        assert len(spawned) == 3
+        # the spawner's dependent also waits for what it spawned, after its given ones
+        assert handle.result(end) == [["iso.part", "succeeded", 10],
+                                      ["iso.fan_out", "succeeded", spawned],
+                                      ["iso.part", "succeeded", 0],
+                                      ["iso.part", "succeeded", 10],
+                                      ["iso.part", "succeeded", 20]]
+        assert sorted(module.app.get_job(j).result for j in spawned) == [0, 10, 20]
+        assert handle.status().state == "succeeded"

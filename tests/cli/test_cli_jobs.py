@@ -84,7 +84,7 @@ def test_jobs_actions(cli: Cli, app: App) -> None:
 
     assert "priority 9" in priority.ok().out
     assert app.get_job(to_reprioritise).priority == 9
-    priority_done.failed(1, "no pending job")
+    priority_done.failed(1, "no pending or held job")
     cancel_missing.failed(1, "no job 987654")
 
 

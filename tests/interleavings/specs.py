@@ -450,6 +450,19 @@ def resurrect_job(app: str, i: int) -> Callable[[World, Ctx], Any]:
     return lambda w, c: getattr(w, app).backend.resurrect(c["ids"][i])
 
 
+def set_priority_job(app: str, i: int) -> Callable[[World, Ctx], Any]:
+    return lambda w, c: getattr(w, app).backend.set_priority(c["ids"][i], 9)
+
+
+def priority_of(i: int, expected: int) -> Callable[[World, Ctx, Any], list[str]]:
+    """Job i of the world, wherever it is among jobs and held, has priority `expected`."""
+    def check(w: World, c: Ctx, o: Any) -> list[str]:
+        got = [r[0] for table in ("jobs", "held") for r in w.rows(
+            f"SELECT priority FROM {w.table(table)} WHERE id = {int(c['ids'][i])}")]
+        return [] if got == [expected] else [f"job {c['ids'][i]} has priority {got}"]
+    return check
+
+
 def _place(w: World, job_id: int) -> list[tuple[str, Any]]:
     """The tables that hold `job_id`, with its status or reason there."""
     found = []
@@ -527,6 +540,13 @@ _WORKFLOW_SPECS: list[Spec] = [
            workflow(2, [[], [(0, None)]], claimed=(0,)), complete_job("a", 0),
            cancel_job("b", 1), both(is_at(1, ("dead", "cancelled")),
                                     answered("b", "cancelled")))
+      for point in ("release.decremented", "release.moved")],
+    # a new priority for the child while its last parent's completion releases it: set on the
+    # held row or on the released one, never lost between the two
+    *[Spec("complete x set_priority of the child", point,
+           workflow(2, [[], [(0, None)]], claimed=(0,)), complete_job("a", 0),
+           set_priority_job("b", 1), both(is_at(1, ("jobs", "pending")), answered("b", True),
+                                          priority_of(1, 9)))
       for point in ("release.decremented", "release.moved")],
     # cancel of a parent (its edge 'run') racing the other parent's completion
     Spec("cancel of a parent x complete of the other", "release.decremented",

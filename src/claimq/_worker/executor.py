@@ -437,7 +437,8 @@ class Executor:
         payload = flight.job.payload
         if task.isolation == "process":
             args: tuple[Any, ...] = ((IsolatedContext(flight.job, flight.attempt,
-                                                      self.worker_id),)
+                                                      self.worker_id, flight.owned,
+                                                      self.app.url),)
                                      if task.wants_context else ())
             stop = lambda: flight.lost or flight.cancel_requested  # noqa: E731
             call = functools.partial(run_in_child, task.fn.__module__, task.name, args,

@@ -14,12 +14,18 @@ import pickle
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from claimq.backends.base import Dependency, Owned
 from claimq.errors import InvalidInput
 from claimq.job import Job
+from claimq.task import Task
+from claimq.workflow import Call, Workflow, spawn
+
+if TYPE_CHECKING:
+    from claimq.app import App
 
 POLL = 0.05  # seconds between checks of the kill conditions while the child runs
 
@@ -38,11 +44,16 @@ class ChildStopped(Exception):  # noqa: N818
 
 @dataclass(frozen=True)
 class IsolatedContext:
-    """The `ctx` a process-isolated handler receives: a read-only snapshot of its job."""
+    """The `ctx` a process-isolated handler receives: a snapshot of its job, and the job's
+    workflow (dependencies(), spawn()) read and written over the child's own connection to
+    the worker's database, fenced by the attempt's token like the worker's own writes."""
 
     job: Job
     attempt: int
     worker_id: str
+    owned: Owned
+    url: str  # the worker's database (its App may have been pointed elsewhere than the module's)
+    _app: App | None = field(default=None, repr=False, compare=False)  # the child's App, set there
 
     @property
     def id(self) -> int:
@@ -55,6 +66,20 @@ class IsolatedContext:
     def progress(self, fraction: float, note: str | None = None) -> None:
         raise InvalidInput("ctx.progress() is not available to a handler with "
                            "isolation='process' (its ctx is a read-only snapshot)")
+
+    def dependencies(self) -> list[Dependency]:
+        """This workflow job's dependencies, in the order they were given (JobContext's)."""
+        return self._app_here().backend.dependencies(self.job.id)
+
+    def spawn(self, *calls: Call | Workflow) -> list[int]:
+        """Adds jobs to this job's workflow, only while this attempt owns the job
+        (JobContext's)."""
+        return spawn(self._app_here(), self.owned, calls)
+
+    def _app_here(self) -> App:
+        if self._app is None:
+            raise InvalidInput("this ctx works inside the isolated handler's process only")
+        return self._app
 
 
 _context: Any = None
@@ -110,11 +135,21 @@ def run_in_child(
 def _child_main(
     module: str, task_name: str, args: tuple[Any, ...], payload: dict[str, Any], send: Connection
 ) -> None:
+    app = None
     try:
-        fn = _find(module, task_name)
-        result: tuple[bool, Any] = (True, fn(*args, **payload))
+        task = _find(module, task_name)
+        if args and isinstance(args[0], IsolatedContext):
+            ctx = args[0]
+            app = task.app
+            if app.url != ctx.url:
+                app.set_url(ctx.url)
+            args = (replace(ctx, _app=app), *args[1:])
+        result: tuple[bool, Any] = (True, task.fn(*args, **payload))
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the worker
         result = (False, _sendable(exc))
+    finally:
+        if app is not None:
+            app.close()  # what dependencies() or spawn() opened
     try:
         send.send(result)
     except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
@@ -122,16 +157,15 @@ def _child_main(
     send.close()
 
 
-def _find(module: str, task_name: str) -> Callable[..., Any]:
-    from claimq.task import Task
-
+def _find(module: str, task_name: str) -> Task[Any, Any]:
     mod = importlib.import_module(module)
     for value in vars(mod).values():
         if isinstance(value, Task) and value.name == task_name:
-            return value.fn
+            return value
         tasks = getattr(value, "tasks", None)
         if isinstance(tasks, dict) and isinstance(tasks.get(task_name), Task):
-            return tasks[task_name].fn  # type: ignore[no-any-return]
+            found: Task[Any, Any] = tasks[task_name]
+            return found
     raise LookupError(f"no task {task_name!r} in module {module!r} (in the child process)")
 
 

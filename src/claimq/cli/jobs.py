@@ -172,7 +172,7 @@ def jobs_cancel(job_id: int, as_json: bool) -> None:
 @click.argument("priority", metavar="N", type=PRIORITY)
 @json_option
 def jobs_priority(job_id: int, priority: int, as_json: bool) -> None:
-    """Set the priority of pending job ID to N (higher runs first)."""
+    """Set the priority of pending (or held workflow) job ID to N (higher runs first)."""
     app = _open()
     app.set_priority(job_id, priority)
     if as_json:

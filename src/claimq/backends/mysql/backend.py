@@ -1597,8 +1597,13 @@ class MySQLBackend(PlainOptionalParts):
 
     def set_priority(self, job_id: int, priority: int) -> bool:
         def work(cur: Any) -> bool:
-            cur.execute(_Q.set_priority, {"id": job_id, "priority": priority,
-                                          "now": self._now()})
+            params = {"id": job_id, "priority": priority, "now": self._now()}
+            # held first (its row lock, then the job's, as a release takes them): one released
+            # meanwhile is pending by the second statement
+            cur.execute(_Q.set_priority_held, params)
+            if cur.rowcount == 1:
+                return True
+            cur.execute(_Q.set_priority, params)
             return bool(cur.rowcount == 1)
 
         return self._write(work)

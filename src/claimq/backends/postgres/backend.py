@@ -1429,8 +1429,9 @@ class PostgresBackend:
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._conn() as conn:
             params = {"id": job_id, "priority": priority, "now": self._now()}
-            row = conn.execute(self._q.set_priority, params)
-            return row.fetchone() is not None
+            # held first: one released meanwhile is pending by the second statement
+            return any(conn.execute(query, params).fetchone() is not None
+                       for query in (self._q.set_priority_held, self._q.set_priority))
 
     def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
         params = {"id": owned.id, "token": _token(owned.token), "fraction": fraction,

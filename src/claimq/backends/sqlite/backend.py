@@ -1084,7 +1084,8 @@ class SQLiteBackend(PlainOptionalParts):
     def set_priority(self, job_id: int, priority: int) -> bool:
         with self._write() as conn:
             params = {"id": job_id, "priority": priority, "now": self._time()}
-            return conn.execute(_Q.set_priority, params).fetchone() is not None
+            return any(conn.execute(query, params).fetchone() is not None
+                       for query in (_Q.set_priority_held, _Q.set_priority))
 
     def set_progress(self, owned: Owned, fraction: float, note: str | None) -> bool:
         with self._write() as conn:

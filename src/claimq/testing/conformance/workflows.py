@@ -137,6 +137,19 @@ class TestWorkflowRelease(_Workflows):
         subject.advance(101)
         assert claimable(subject, "b") == [b]
 
+    def test_a_held_job_takes_a_new_priority_for_when_it_is_released(
+        self, subject: Subject
+    ) -> None:
+        _, b = add(subject, workflow([step("a"), step("b", priority=1)], {1: [0]}))
+        assert subject.backend.set_priority(b, 7)
+        assert subject.job(b).status == Status.HELD and subject.job(b).priority == 7
+        finish(subject, "a")
+        released = subject.job(b)
+        assert (released.status, released.priority) == (Status.PENDING, 7)
+        assert subject.backend.set_priority(b, 3) and subject.job(b).priority == 3
+        finish(subject, "b")
+        assert not subject.backend.set_priority(b, 5), "a finished job changed its priority"
+
     def test_a_chain_runs_in_order_and_a_diamond_joins(self, subject: Subject) -> None:
         ids = add(subject, workflow(
             [step("a"), step("b"), step("c"), step("d")], {1: [0], 2: [0], 3: [1, 2]}))
