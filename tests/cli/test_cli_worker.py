@@ -287,3 +287,47 @@ def test_a_port_in_use_exits_1_as_the_help_says(sqlite_cli: Cli) -> None:
     metrics.failed(1, f"cannot listen on 127.0.0.1:{port} for /metrics")
     several.failed(1, f"cannot listen on 127.0.0.1:{port} for /metrics")
     assert "a port already in use" in " ".join(sqlite_cli("--help").ok().out.split())
+
+
+def _workers(cli: Cli, *args: str) -> dict[str, dict[str, object]]:
+    return {w["id"]: w for w in cli("workers", "--json", *args).json()}
+
+
+def test_a_worker_killed_with_sigkill_is_not_listed_alive_with_jobs_in_flight(
+    app: App, cli: Cli, start: Callable[..., WorkerCli]
+) -> None:
+    """A real `claimq worker` process running a job, killed with SIGKILL: it cannot mark its
+    row, and no other worker runs to reap it. `claimq workers` shows it alive with its job in
+    flight while it runs; once its row is older than --silent-after it is silent and its stale
+    in-flight count is not shown; once its job's lease ran out, `claimq stats` counts the job
+    past its lease and not running (issue 28, item 4)."""
+    job_id = app.enqueue("cliapp.sleep", {"seconds": 600})
+    worker = start("cliapp:app", "--concurrency", "2", "--poll-interval", "0.1",
+                   "--lease", "2s")
+    worker.wait_log("handler-start")
+    # its row says 1 in flight once the next refresh (every 5 s) has run
+    alive = wait_until(lambda: [w for w in _workers(cli).values() if w["in_flight"] == 1],
+                       30, "the worker's row with its job in flight")
+    (row,) = alive
+    assert row["alive"] is True and row["pid"] == worker.proc.pid
+    worker.proc.kill()  # SIGKILL: no handler runs, the row stays as it was
+    worker.proc.wait(10)
+    gone = wait_until(lambda: _workers(cli, "--silent-after", "1s")[row["id"]]["alive"] is False
+                      or None, 30, "the killed worker shown silent")
+    assert gone
+    shown = _workers(cli, "--silent-after", "1s")[row["id"]]
+    assert shown["dead_at"] is None  # no reaper ran: silent by its age alone
+    out = cli("workers", "--silent-after", "1s").ok().out
+    line = next(line for line in out.splitlines() if row["id"] in line)
+    cells = [cell.strip() for cell in line.strip("│").split("│")]
+    # worker │ state │ host │ pid │ queues │ version │ up for │ last seen │ in flight │ concurrency
+    assert cells[1] == "silent" and cells[8] == "-", cells
+    assert "0 alive, 1 gone" in out, out
+    # its job, once past its 2 s lease, is reclaimable: `claimq stats` does not count it running
+    wait_until(lambda: cli("stats", "--json").json()["queues"][0]["past_lease"] == 1, 30,
+               "the killed worker's job past its lease")
+    assert app.get_job(job_id).status.value == "processing"  # nothing reaped it
+    line = next(line for line in cli("stats").ok().out.splitlines() if "│ default" in line)
+    cells = [cell.strip() for cell in line.strip("│").split("│")]
+    # queue │ state │ due │ later │ running │ past lease │ oldest due │ dead
+    assert cells[4:6] == ["0", "1"], cells

@@ -62,4 +62,5 @@ def test_a_hard_stopped_worker_is_not_shown_alive(cli: Cli, app: App) -> None:
     assert rows["host-k:66:kil"][1] == "silent" and rows["host-k:66:kil"][8:] == ["-", "4"]
     assert rows["host-a:12:abc"][1] == "alive"
     assert "1 alive, 1 gone" in human.out
-    assert "Their last 3 job(s) in flight go back to their queues" in " ".join(human.out.split())
+    assert "They last reported 3 job(s) in flight: once past their leases these are not running" \
+        in " ".join(human.out.split())

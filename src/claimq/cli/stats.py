@@ -70,8 +70,9 @@ def _name_column(table: Table, header: str) -> None:
 
 
 def _now_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
-    """What waits and runs now: queue (or task), state, due, later, running, past their lease,
-    the oldest due job's age, dead letters."""
+    """What waits and runs now: queue (or task), state, due, later, running (under a live
+    lease), past their lease (reclaimable: not counted as running), the oldest due job's age,
+    dead letters."""
     from rich.table import Table
     from rich.text import Text
 
@@ -86,7 +87,8 @@ def _now_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
         if isinstance(r, QueueStats):
             cells.append(_state(r))
         cells += [
-            _cell(r.pending), _cell(r.scheduled), _cell(r.running),
+            # a job past its lease is not running: its worker stalled or is gone
+            _cell(r.pending), _cell(r.scheduled), _cell(r.running - r.past_lease),
             Text(str(r.past_lease), style="red" if r.past_lease else ""),
             _cell(_age(r.oldest_due_age)),
             Text(str(r.dead), style="red" if r.dead else ""),
@@ -207,8 +209,8 @@ def _show(view: Table) -> None:
 )
 @json_option
 def stats(watch: bool, interval: float, window: float, as_json: bool) -> None:
-    """Per queue and per task: due and later (scheduled) jobs, running ones, those running past
-    their lease, the oldest due job's age, dead letters; what finished within --window:
+    """Per queue and per task: due and later (scheduled) jobs, running ones (under a live lease),
+    those past their lease (reclaimable; not counted as running), the oldest due job's age, dead letters; what finished within --window:
     completions and failures per minute (over the time measured: less than the window when
     nothing finished before it), attempts per job, wait (due to start) and run (start to
     finish) latency p50/p95/p99; dead letters by reason. Fits 100 columns.

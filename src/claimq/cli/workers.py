@@ -54,8 +54,9 @@ def _table(workers: Sequence[WorkerInfo], silent_after: float) -> Table:
         held = sum(w.in_flight for w in gone)
         table.caption = (
             f"silent: no refresh for over {_age(silent_after)}; dead: marked by a reaper. "
-            + (f"Their last {held} job(s) in flight go back to their queues when their leases "
-               "run out." if held else "They held no jobs.")
+            + (f"They last reported {held} job(s) in flight: once past their leases these are "
+               "not running (claimq stats: past lease) and a running worker's reaper puts them "
+               "back in their queues." if held else "They held no jobs.")
         )
     return table
 
