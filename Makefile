@@ -3,11 +3,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-$(BIN)/claimq: pyproject.toml
+# `make setup` (and test, lint): claimq with every extra and the development tools.
+$(VENV)/.dev-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(BIN)/claimq
+	touch $@
+
+# `make demo`: claimq alone (click, orjson, rich): the demo needs no extra and no dev tool. A
+# .venv that `make setup` made already has it.
+$(VENV)/.core-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $@
 
 # Django 6.0's own tests/tasks/ against claimq's Django Tasks backend (tests/django_upstream),
 # in a venv of its own (Django 6 needs Python 3.12); `make test` runs it through
@@ -33,9 +41,9 @@ test-django-upstream: setup-django6
 test-tasks-db-upstream: setup-django6
 	$(DJ6_VENV)/bin/python tests/django_upstream/tasks_db.py $(addprefix --db ,$(DJ6_DBS))
 
-setup: $(BIN)/claimq
+setup: $(VENV)/.dev-installed
 
-demo: setup
+demo: $(VENV)/.core-installed
 	$(BIN)/claimq demo
 
 lint: setup
