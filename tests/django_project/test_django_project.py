@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -97,7 +98,9 @@ def test_enqueue_in_djangos_transaction_and_a_claimq_worker(
                             log_path) as worker:
             wait_until(lambda: archived(app) or worker.poll() is not None, 60,
                        "the job to be archived")
-        assert "claimq worker stopped: {" in log_path.read_text()
+        log = log_path.read_text()
+        assert re.search(r"worker \S+ stopped: \{", log) and "claimq worker stopped (exit 0)" \
+            in log, log
 
     shown = request(env, "GET", f"/jobs/{job_id}/")
     assert shown == {"status": 200, "body": {
@@ -236,7 +239,8 @@ def test_claimq_worker_takes_claimq_workers_options(project: tuple[dict[str, str
         log_path = tmp_path / "worker.log"
         with worker_process([sys.executable, "manage.py", "claimq_worker", "--processes", "2",
                              "--log-format", "json", "--log-level", "INFO", "--prefetch", "0",
-                             "--poll-interval", "0.05", "--grace", "5"], PROJECT, env,
+                             "--poll-interval", "0.05", "--grace", "5s", "--lease", "1m"],
+                            PROJECT, env,
                             log_path) as worker:
             def started() -> int:
                 return log_path.read_text().count('"event": "worker.started"')
@@ -252,7 +256,40 @@ def test_claimq_worker_takes_claimq_workers_options(project: tuple[dict[str, str
     assert any(line["logger"] == "django_tasks" and line["message"] ==
                f"Task id={placed['result']} path=shop.tasks.fulfil_later state=SUCCESSFUL"
                for line in lines), text
-    assert "claimq workers stopped (exit 0)" in log_path.read_text()
+    assert "claimq worker stopped (exit 0)" in log_path.read_text()
     done = request(env, "GET", f"/tasks/results/{placed['result']}/")["body"]
     assert (done["status"], done["return_value"]) == (
         "SUCCESSFUL", {"order": placed["order"], "item": "cake"})
+
+
+def _options(help_text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", help_text))
+
+
+def test_claimq_worker_has_exactly_claimq_workers_options(tmp_path: Path) -> None:
+    """Issue 28: `manage.py claimq_worker` has every option of `claimq worker` (but --database:
+    Django's settings give it), built from the one definition, so they take the same values
+    (durations such as 30s) and refuse bad ones with the same messages and exit code."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEST_", "CLAIMQ_"))}
+    env.update({"DJANGO_SETTINGS_MODULE": "project.settings", "TEST_DJANGO_DB": "sqlite",
+                "TEST_DJANGO_SQLITE": str(tmp_path / "django.db"), "COLUMNS": "200"})
+    env.pop("PYTHONPATH", None)
+    claimq = [str(Path(sys.executable).with_name("claimq"))]
+    cli_help = subprocess.run([*claimq, "worker", "--help"], env=env, capture_output=True,
+                              text=True, timeout=60, check=True).stdout
+    django_help = run(env, "manage.py", "claimq_worker", "--help")
+    django_own = _options(run(env, "manage.py", "help", "migrate"))  # Django's common options
+    expected = _options(cli_help) - {"--database", "--help"}
+    assert expected >= {"--concurrency", "--lease", "--metrics-token", "--log-level"}
+    assert _options(django_help) - django_own - {"--help"} == expected, django_help
+    for bad, message in ((["--concurrency", "abc"], "must be a whole number of at least 1"),
+                         (["--lease", "-3"], "must be > 0, got -3"),
+                         (["--grace", "soon"], "must be a duration such as 30s"),
+                         (["--log-level", "loud"], "loud")):
+        django = subprocess.run([sys.executable, "manage.py", "claimq_worker", *bad],
+                                cwd=PROJECT, env=env, capture_output=True, text=True,
+                                timeout=60)
+        cli = subprocess.run([*claimq, "worker", "x:app", *bad], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert (django.returncode, cli.returncode) == (2, 2), (django, cli)
+        assert message in django.stderr and message in cli.stderr, (django.stderr, cli.stderr)

@@ -210,10 +210,11 @@ def _show(view: Table) -> None:
 @json_option
 def stats(watch: bool, interval: float, window: float, as_json: bool) -> None:
     """Per queue and per task: due and later (scheduled) jobs, running ones (under a live lease),
-    those past their lease (reclaimable; not counted as running), the oldest due job's age, dead letters; what finished within --window:
-    completions and failures per minute (over the time measured: less than the window when
-    nothing finished before it), attempts per job, wait (due to start) and run (start to
-    finish) latency p50/p95/p99; dead letters by reason. Fits 100 columns.
+    those past their lease (reclaimable; not counted as running), the oldest due job's age, dead
+    letters; what finished within --window: completions and failures per minute (over the time
+    measured: less than the window when nothing finished before it), attempts per job, wait
+    (due to start) and run (start to finish) latency p50/p95/p99; dead letters by reason. Fits
+    100 columns.
 
     With --watch --json, prints one JSON line per refresh.
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 import click
 
@@ -114,9 +115,24 @@ def _warn_unknown_queues(app: App, queues: list[str] | None) -> None:
     help="Serve /metrics without a token, to anyone who can reach --metrics-host.",
 )
 @click.pass_context
-def worker(
-    ctx: click.Context,
+def worker(ctx: click.Context, /, app_path: str, **options: Any) -> None:
+    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
+    mypackage.jobs:registry.app for an attribute of an attribute).
+
+    The App's own database is used unless --database is given on the command line. A second
+    SIGTERM or SIGINT stops at once (exit 130), leaving running jobs to their leases.
+    """
+    app = _use_app(app_path)
+    if _state().explicit:
+        # worker processes that import APP again build App() from the environment
+        os.environ["CLAIMQ_DATABASE_URL"] = app.url
+    ctx.exit(start_worker(app, app_path, **options))
+
+
+def start_worker(
+    app: App,
     app_path: str,
+    *,
     queues_text: str | None,
     concurrency: int,
     prefetch: int | None,
@@ -130,18 +146,12 @@ def worker(
     metrics_host: str,
     metrics_token: str | None,
     metrics_no_token: bool,
-) -> None:
-    """Run a worker for APP, a claimq.App given as module:attribute (e.g. tasks:app, or
-    mypackage.jobs:registry.app for an attribute of an attribute).
-
-    The App's own database is used unless --database is given on the command line. A second
-    SIGTERM or SIGINT stops at once (exit 130), leaving running jobs to their leases.
-    """
+) -> int:
+    """What `claimq worker` does with its options once it has its App (`manage.py
+    claimq_worker` too, with the same options: see WORKER_OPTIONS): the queue list checked, the
+    logging set up, the database checked (or waited for), unknown queues named, the metrics
+    ports checked, then the worker run; its exit code. Bad input raises CliError."""
     queues = _queue_list(queues_text)
-    app = _use_app(app_path)
-    if _state().explicit:
-        # worker processes that import APP again build App() from the environment
-        os.environ["CLAIMQ_DATABASE_URL"] = app.url
     setup_logging(log_level.upper(), log_format)
     try:
         try:
@@ -168,4 +178,10 @@ def worker(
         metrics_host=metrics_host, metrics_token=metrics_token,
         metrics_no_token=metrics_no_token, log_format=log_format,
     )
-    ctx.exit(int(code or 0))
+    return int(code or 0)
+
+
+# The worker's options, one definition: `manage.py claimq_worker` builds its own from these.
+WORKER_OPTIONS: list[click.Option] = [
+    p for p in worker.params if isinstance(p, click.Option) and p.expose_value
+]
