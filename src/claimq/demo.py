@@ -18,6 +18,7 @@ from rich.table import Table
 
 from claimq.app import App
 from claimq.backends import fresh_url
+from claimq.cli._common import Whole
 from claimq.errors import Permanent
 from claimq.retry import RetryPolicy
 from claimq.worker import JobContext, run_worker
@@ -109,9 +110,9 @@ def _percentile(values: list[float], q: float) -> float:
               help=f"Database URL (default {DEMO_URL}, made fresh each run; a PostgreSQL URL "
                    "gets a fresh schema, a MySQL URL a fresh database on its server).")
 @click.option("--jobs", "scale", default=3500, show_default=True,
-              type=click.IntRange(200, 90_000), help="About how many jobs to enqueue.")
-@click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 64))
-@click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1, 1000))
+              type=Whole(200, 90_000), help="About how many jobs to enqueue.")
+@click.option("--processes", default=3, show_default=True, type=Whole(1, 64))
+@click.option("--concurrency", default=16, show_default=True, type=Whole(1, 1000))
 @click.pass_context
 def command(
     ctx: click.Context, url: str | None, scale: int, processes: int, concurrency: int

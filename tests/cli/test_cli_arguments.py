@@ -52,6 +52,19 @@ def test_bad_numbers_say_what_is_wanted(tmp_path: Path) -> None:
     assert not database.exists()
 
 
+def test_the_demos_numbers_say_what_is_wanted(tmp_path: Path) -> None:
+    """`claimq demo` too: its numbers say what they take (not `'abc' is not a valid integer
+    range`), in one line (no click warning about a second --database option)."""
+    cli = Cli(None, tmp_path)
+    jobs, processes, concurrency = cli.many(["demo", "--jobs", "abc"],
+                                            ["demo", "--processes", "0"],
+                                            ["demo", "--concurrency", "1.5"])
+    jobs.usage_error("error: --jobs must be a whole number from 200 to 90000, got 'abc'")
+    processes.usage_error("error: --processes must be a whole number from 1 to 64, got 0")
+    concurrency.usage_error("error: --concurrency must be a whole number from 1 to 1000")
+    assert not list(tmp_path.glob("*.db"))
+
+
 def test_database_is_taken_after_the_command_too(app: App, tmp_path: Path) -> None:
     app.enqueue("t", queue="mail")
     cwd = tmp_path / "cwd"

@@ -83,8 +83,9 @@ def _database_option() -> click.Option:
 
 
 def with_database_option(command: click.Command) -> click.Command:
-    """Adds --database to `command` and, for a group, to every command under it (once)."""
-    if not any(p.name == "database" for p in command.params):
+    """Adds --database to `command` and, for a group, to every command under it (once; not to
+    a command that has a --database of its own, such as `claimq demo`)."""
+    if not any("--database" in getattr(p, "opts", ()) for p in command.params):
         command.params.append(_database_option())
     if isinstance(command, click.Group):
         for sub in command.commands.values():
