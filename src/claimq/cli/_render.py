@@ -39,6 +39,14 @@ def _console() -> Console:
     return state.console
 
 
+def new_table(title: str | None = None) -> Table:
+    """Every table the CLI prints, in its one style: rich's default box with a bold header, the
+    title (if any) on the left above it; captions say why a table is empty."""
+    from rich.table import Table
+
+    return Table(title=title, title_justify="left", header_style="bold")
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -114,10 +122,9 @@ def _rates(q: QueueInfo) -> object:
 
 
 def _queues_table(queues: Sequence[QueueInfo]) -> Table:
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table()
+    table = new_table()
     for header in ("queue", "paused", "active", "max workers", "lease", "timeout"):
         table.add_column(header)
     table.add_column("live jobs", justify="right")
@@ -146,10 +153,9 @@ def _last_error(job: Job) -> str:
 
 
 def _jobs_table(jobs: Sequence[Job], table_name: str) -> Table:
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table()
+    table = new_table()
     table.add_column("id", justify="right")
     table.add_column("queue")
     table.add_column("task")
@@ -250,7 +256,7 @@ def _job_view(job: Job, progress: Progress | None = None) -> RenderableType:
             Text(json.dumps(job.result, indent=2, ensure_ascii=False)),
         ]
     if job.errors:
-        errors = Table(title=f"errors ({len(job.errors)})", title_justify="left")
+        errors = new_table(f"errors ({len(job.errors)})")
         for header in ("attempt", "at", "worker", "error", "message"):
             errors.add_column(header)
         for entry in job.errors:
@@ -285,9 +291,8 @@ def _state_text(state: str) -> Text:
 
 
 def _workflows_table(workflows: Sequence[WorkflowInfo], limit: int) -> Table:
-    from rich.table import Table
 
-    table = Table()
+    table = new_table()
     table.add_column("id", justify="right")
     for header in ("name", "key", "state", "jobs", "created (UTC)"):
         table.add_column(header)
@@ -334,7 +339,7 @@ def _workflow_view(info: WorkflowInfo, state: str, jobs: Sequence[Job],
     parents: dict[int, list[Edge]] = {}
     for edge in edges:
         parents.setdefault(edge.child, []).append(edge)
-    table = Table(title=f"jobs ({len(jobs)})", title_justify="left")
+    table = new_table(f"jobs ({len(jobs)})")
     table.add_column("id", justify="right")
     for header in ("task", "queue", "status", "attempts", "waits for", "finished (UTC)"):
         table.add_column(header)

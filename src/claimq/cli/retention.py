@@ -9,7 +9,7 @@ import click
 from claimq._retention import ALL_QUEUES
 from claimq.cli._common import SECONDS, Whole, _open, json_option
 from claimq.cli._main import main
-from claimq.cli._render import _age, _cell, _emit_json, _print
+from claimq.cli._render import _age, _cell, _emit_json, _print, new_table
 
 ROWS = Whole(0, 2**62)
 
@@ -28,9 +28,7 @@ def retention_list(as_json: bool) -> None:
     if as_json:
         _emit_json([dataclasses.asdict(p) for p in policies])
         return
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold")
+    table = new_table()
     for column in ("queue", "archive age", "archive rows", "dead age", "dead rows"):
         table.add_column(column)
     for p in policies:

@@ -21,7 +21,7 @@ from claimq.cli._common import (
     json_option,
 )
 from claimq.cli._main import main
-from claimq.cli._render import _cell, _emit_json, _print, _when
+from claimq.cli._render import _cell, _emit_json, _print, _when, new_table
 from claimq.schedules import MISSED, Schedule
 
 
@@ -32,11 +32,9 @@ def schedules() -> None:
 
 
 def _table(rows: list[Schedule]) -> Any:
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold")
-    for column in ("name", "task", "when", "tz", "missed", "state", "next run", "last run",
-                   "last job"):
+    table = new_table()
+    for column in ("name", "task", "when", "tz", "missed", "state", "next run (UTC)",
+                   "last run (UTC)", "last job"):
         table.add_column(column)
     for s in rows:
         when = s.cron if s.cron is not None else f"every {s.every:g}s"

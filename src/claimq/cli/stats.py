@@ -12,7 +12,7 @@ import click
 
 from claimq.cli._common import Seconds, _open, json_option
 from claimq.cli._main import main
-from claimq.cli._render import _age, _cell, _console, _emit_json, _queue_state, _when
+from claimq.cli._render import _age, _cell, _console, _emit_json, _queue_state, _when, new_table
 from claimq.stats import DEFAULT_WINDOW, BreakerInfo, Latency, QueueStats, Stats, TaskStats
 
 if TYPE_CHECKING:
@@ -73,10 +73,9 @@ def _now_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
     """What waits and runs now: queue (or task), state, due, later, running (under a live
     lease), past their lease (reclaimable: not counted as running), the oldest due job's age,
     dead letters."""
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left")
+    table = new_table(title)
     _name_column(table, "queue" if queues else "task")
     if queues:
         table.add_column("state")
@@ -102,10 +101,9 @@ def _now_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
 def _done_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
     """What finished: completions and failures per minute, attempts per job, wait (due to
     start) and run (start to finish) latency p50/p95/p99."""
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left")
+    table = new_table(title)
     _name_column(table, "queue" if queues else "task")
     for header in ("done/min", "failed/min", "attempts", "wait p50/p95/p99", "run p50/p95/p99"):
         table.add_column(header, justify="right")
@@ -120,10 +118,9 @@ def _done_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
 
 
 def _dead_table(stats: Stats) -> Table:
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="dead letters by reason", title_justify="left")
+    table = new_table("dead letters by reason")
     _name_column(table, "queue")
     table.add_column("reason")
     table.add_column("jobs", justify="right")
@@ -158,7 +155,7 @@ def _render(stats: Stats) -> Table:
     if stats.breakers:
         grid.add_row(_breakers_table(stats.breakers))
     if stats.throttled_keys:
-        keys = Table(title="throttled rate keys", title_justify="left")
+        keys = new_table("throttled rate keys")
         for column in ("queue", "key", "until (UTC)"):
             keys.add_column(column)
         for k in stats.throttled_keys:
@@ -168,10 +165,9 @@ def _render(stats: Stats) -> Table:
 
 
 def _breakers_table(breakers: Sequence[BreakerInfo]) -> Table:
-    from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="circuit breakers", title_justify="left")
+    table = new_table("circuit breakers")
     _name_column(table, "queue")
     _name_column(table, "task")
     table.add_column("state")

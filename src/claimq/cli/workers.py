@@ -11,7 +11,7 @@ from claimq.app import WORKER_SILENT_AFTER
 from claimq.backends.base import WorkerInfo
 from claimq.cli._common import Seconds, _open, json_option
 from claimq.cli._main import main
-from claimq.cli._render import _age, _cell, _emit_json, _print
+from claimq.cli._render import _age, _cell, _emit_json, _print, new_table
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -28,11 +28,9 @@ def _state_text(w: WorkerInfo) -> Text:
 
 
 def _table(workers: Sequence[WorkerInfo], silent_after: float) -> Table:
-    from rich.table import Table
-
     gone = [w for w in workers if not w.alive]
-    table = Table(title=f"claimq workers ({len(workers) - len(gone)} alive"
-                  + (f", {len(gone)} gone" if gone else "") + ")", title_justify="left")
+    table = new_table(f"claimq workers ({len(workers) - len(gone)} alive"
+                      + (f", {len(gone)} gone" if gone else "") + ")")
     for header in ("worker", "state", "host", "pid", "queues", "version", "up for",
                    "last seen"):
         table.add_column(header)
