@@ -80,7 +80,7 @@ def test_stats(cli: Cli, app: App) -> None:
     tasks = {t["name"]: t for t in found["tasks"]}
     assert tasks["send"]["pending"] == 3 and tasks["report"]["pending"] == 1
 
-    for word in ("emails", "reports", "paused", "active", "due", "later", "oldest due",
+    for word in ("emails", "reports", "paused", "active", "due", "scheduled", "oldest due",
                  "tasks", "send", "nothing finished in the last 5m00s"):
         assert word in human.ok().out
 

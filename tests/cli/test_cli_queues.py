@@ -76,13 +76,13 @@ def test_queue_commands(cli: Cli, app: App) -> None:
         cells = [cell.strip() for cell in line.strip("│").split("│")]
         if line.startswith("│"):
             rows[cells[0]] = cells
-    # queue │ paused │ active │ max workers │ lease │ timeout │ live jobs │ rate limit
-    assert rows["pause-me"] == ["pause-me", "yes", "yes", "unlimited", "30s", "-", "1", "-"]
-    assert rows["rated"][7] == "10/s (burst 3)" and rows["unrated"][7] == "-"
-    assert rows["per-key"][7] == "-; 2/s (burst 4) per key"
-    assert rows["deactivate-me"][1:3] == ["no", "no"]
-    assert rows["limit-me"][3] == "3" and rows["unlimit-me"][3] == "unlimited"
-    assert rows["set-me"][4:6] == ["60s", "30s"]
+    # queue │ state │ max workers │ lease │ timeout │ live jobs │ rate limit
+    assert rows["pause-me"] == ["pause-me", "paused", "unlimited", "30s", "-", "1", "-"]
+    assert rows["rated"][6] == "10/s (burst 3)" and rows["unrated"][6] == "-"
+    assert rows["per-key"][6] == "-; 2/s (burst 4) per key"
+    assert rows["deactivate-me"][1] == "inactive" and rows["activate-me"][1] == "active"
+    assert rows["limit-me"][2] == "3" and rows["unlimit-me"][2] == "unlimited"
+    assert rows["set-me"][3:5] == ["60s", "30s"]
 
 
 def test_breaker_command_and_stats(cli: Cli, app: App) -> None:

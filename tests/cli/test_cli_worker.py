@@ -329,5 +329,5 @@ def test_a_worker_killed_with_sigkill_is_not_listed_alive_with_jobs_in_flight(
     assert app.get_job(job_id).status.value == "processing"  # nothing reaped it
     line = next(line for line in cli("stats").ok().out.splitlines() if "│ default" in line)
     cells = [cell.strip() for cell in line.strip("│").split("│")]
-    # queue │ state │ due │ later │ running │ past lease │ oldest due │ dead
+    # queue │ state │ due │ scheduled │ running │ past lease │ oldest due │ dead
     assert cells[4:6] == ["0", "1"], cells

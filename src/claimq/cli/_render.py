@@ -122,18 +122,15 @@ def _rates(q: QueueInfo) -> object:
 
 
 def _queues_table(queues: Sequence[QueueInfo]) -> Table:
-    from rich.text import Text
-
     table = new_table()
-    for header in ("queue", "paused", "active", "max workers", "lease", "timeout"):
+    # state: the words of `claimq stats` and the dashboard (active, paused, inactive, throttled)
+    for header in ("queue", "state", "max workers", "lease", "timeout"):
         table.add_column(header)
     table.add_column("live jobs", justify="right")
     table.add_column("rate limit")
     for q in queues:
         table.add_row(
-            _cell(q.name),
-            Text("yes", style="yellow") if q.paused else _cell("no"),
-            _cell("yes") if q.active else Text("no", style="red"),
+            _cell(q.name), _queue_state(q),
             _cell(q.max_workers if q.max_workers is not None else "unlimited"),
             _cell(_num(q.lease_seconds)), _cell(_num(q.timeout_seconds)),
             _cell(q.pending + q.scheduled + q.fetched + q.processing),

@@ -70,7 +70,7 @@ def _name_column(table: Table, header: str) -> None:
 
 
 def _now_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
-    """What waits and runs now: queue (or task), state, due, later, running (under a live
+    """What waits and runs now: queue (or task), state, due, scheduled, running (under a live
     lease), past their lease (reclaimable: not counted as running), the oldest due job's age,
     dead letters."""
     from rich.text import Text
@@ -79,7 +79,7 @@ def _now_table(title: str, rows: Sequence[TaskStats], queues: bool) -> Table:
     _name_column(table, "queue" if queues else "task")
     if queues:
         table.add_column("state")
-    for header in ("due", "later", "running", "past lease", "oldest due", "dead"):
+    for header in ("due", "scheduled", "running", "past lease", "oldest due", "dead"):
         table.add_column(header, justify="right")
     for r in rows:
         cells: list[Text | str] = [_cell(r.name)]
@@ -205,12 +205,12 @@ def _show(view: Table) -> None:
 )
 @json_option
 def stats(watch: bool, interval: float, window: float, as_json: bool) -> None:
-    """Per queue and per task: due and later (scheduled) jobs, running ones (under a live lease),
-    those past their lease (reclaimable; not counted as running), the oldest due job's age, dead
-    letters; what finished within --window: completions and failures per minute (over the time
-    measured: less than the window when nothing finished before it), attempts per job, wait
-    (due to start) and run (start to finish) latency p50/p95/p99; dead letters by reason. Fits
-    100 columns.
+    """Per queue and per task: due and scheduled (due later) jobs, running ones (under a live
+    lease), those past their lease (reclaimable; not counted as running), the oldest due job's
+    age, dead letters; what finished within --window: completions and failures per minute
+    (over the time measured: less than the window when nothing finished before it), attempts
+    per job, wait (due to start) and run (start to finish) latency p50/p95/p99; dead letters by
+    reason. Fits 100 columns.
 
     With --watch --json, prints one JSON line per refresh.
     """
