@@ -26,6 +26,7 @@ def test_each_cli_verb_that_acts_leaves_one_audit_row_naming_who(cli: Cli, app: 
     verbs: list[tuple[tuple[str, ...], str, str]] = [
         (("enqueue", "t", "--queue", "e", "--force"), "enqueue", "queue e"),
         (("jobs", "priority", str(waiting), "5"), "priority", f"job {waiting}"),
+        (("jobs", "run-now", str(waiting)), "run_now", f"job {waiting}"),
         (("jobs", "cancel", str(waiting)), "cancel", f"job {waiting}"),
         (("dead", "resurrect", str(buried), "--priority", "3"), "resurrect", f"job {buried}"),
         (("dead", "purge", "--yes", "--queue", "d2"), "purge", "dead jobs"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -176,3 +177,26 @@ def test_dead_letters(cli: Cli, app: App) -> None:
     assert revived.status == Status.PENDING and revived.priority == 4
     revive_live.failed(1, "no dead letter")
     assert app.get_job(failed).status == Status.DEAD
+
+
+def test_jobs_run_now(cli: Cli, app: App) -> None:
+    later = app.enqueue("alpha", queue="q1", delay=3600)
+    also_later = app.enqueue("alpha", queue="q1", delay=3600)
+    due = app.enqueue("alpha", queue="q1")
+    done = archived(app, "delta", "qa")
+
+    one, mixed, none, as_json = cli.many(
+        ["jobs", "run-now", str(later)],
+        ["jobs", "run-now", str(also_later), str(done)],
+        ["jobs", "run-now", str(due), "987654"],
+        ["jobs", "run-now", str(due), "--json"],
+    )
+    assert f"due now: job(s) {later}" in one.ok().out
+    out = mixed.ok().out
+    assert f"due now: job(s) {also_later}" in out and f"left as they were: job(s) {done}" in out
+    none.failed(1, "no job changed")
+    assert as_json.code == 1 and json.loads(as_json.out) == {"changed": []}
+    for job_id in (later, also_later):
+        job = app.get_job(job_id)
+        assert job.status == Status.PENDING and job.run_at <= datetime.now(job.run_at.tzinfo)
+    assert app.get_job(done).status == Status.SUCCEEDED

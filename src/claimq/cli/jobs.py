@@ -181,6 +181,28 @@ def jobs_priority(job_id: int, priority: int, as_json: bool) -> None:
         click.echo(f"job {job_id} now has priority {priority}")
 
 
+@jobs.command("run-now")
+@click.argument("job_ids", metavar="ID...", type=JOB_ID, nargs=-1, required=True)
+@json_option
+def jobs_run_now(job_ids: tuple[int, ...], as_json: bool) -> None:
+    """Make pending jobs ID... due now (a retry's backoff or a later run_at is skipped).
+
+    Jobs already due, running or finished are left as they are. Exit 1 when none changed.
+    """
+    changed = _open().run_now(job_ids)
+    if as_json:
+        _emit_json({"changed": changed})
+    elif changed:
+        click.echo(f"due now: job(s) {', '.join(map(str, changed))}")
+    if not changed:
+        if not as_json:
+            _say_error("no job changed (already due, running, finished or unknown)")
+        click.get_current_context().exit(EXIT_FAILED)
+    elif len(changed) < len(set(job_ids)) and not as_json:
+        left = sorted(set(job_ids) - set(changed))
+        click.echo(f"left as they were: job(s) {', '.join(map(str, left))}")
+
+
 def _purge(
     table: Literal["archive", "dead"],
     older_than: float | None,
