@@ -70,7 +70,9 @@ def fill(app: App, case: str, n: int) -> None:
     jobs = backend.table("jobs")
     ph = backend.placeholder
     mod = "%%" if ph == "%s" else "%"  # the driver's escape for a literal %
-    seq = concat.format(a="'seq'", b=f"(s.i {mod} 8)") if case == "8 sequences" else "t.sequence_key"
+    seq = "t.sequence_key"
+    if case == "8 sequences":
+        seq = concat.format(a="'seq'", b=f"(s.i {mod} 8)")
     priority = f"(s.i {mod} 10)" if case == "aging 10 levels" else "t.priority"
     backend.run_sql(
         f"INSERT INTO {jobs} (queue, task, payload, priority, run_at, created_at, updated_at, "

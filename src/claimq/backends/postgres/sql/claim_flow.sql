@@ -12,7 +12,7 @@
 -- throttled). Like
 -- settle.sql it
 -- first completes the batch's finished jobs; its rows are settle.sql's.
-WITH {settle_done},
+WITH RECURSIVE {settle_done},
 fq AS (
     SELECT q.name, q.lease_seconds, q.aging_step, q.aging_cap, q.key_rate_count,
            q.key_rate_period / q.key_rate_count AS key_emission,
@@ -71,6 +71,20 @@ fq AS (
            END AS tokens
     FROM {schema}.rate_keys k JOIN fq ON fq.name = k.queue
     WHERE k.tat > {now} OR k.throttled_until > {now}
+), sequences AS (
+    -- a skip scan over the sequence keys of the flow queues' live jobs (jobs_sequence): one
+    -- index probe per key, however many jobs each has (a key without pending jobs has no head)
+    SELECT fq.name AS queue,
+           (SELECT min(k.sequence_key) FROM {schema}.jobs k
+            WHERE k.queue = fq.name AND k.sequence_key IS NOT NULL) AS sequence_key
+    FROM fq
+    WHERE fq.free > 0
+    UNION ALL
+    SELECT s.queue,
+           (SELECT min(k.sequence_key) FROM {schema}.jobs k
+            WHERE k.queue = s.queue AND k.sequence_key > s.sequence_key)
+    FROM sequences s
+    WHERE s.sequence_key IS NOT NULL
 ), heads AS (
     -- Ordered sequences: per sequence key with pending jobs, its blocker is its first live job
     -- in id order that is not a failed one of on_failure="skip" waiting for its retry. While
@@ -78,9 +92,7 @@ fq AS (
     -- first once its retry is due).
     SELECT h.id
     FROM fq
-    CROSS JOIN LATERAL (SELECT DISTINCT k.sequence_key FROM {schema}.jobs k
-                        WHERE k.queue = fq.name AND k.sequence_key IS NOT NULL
-                          AND k.status = 'pending') s
+    JOIN sequences s ON s.queue = fq.name AND s.sequence_key IS NOT NULL
     LEFT JOIN LATERAL (
         SELECT b.id, b.status FROM {schema}.jobs b
         WHERE b.queue = fq.name AND b.sequence_key = s.sequence_key
@@ -92,10 +104,121 @@ fq AS (
           AND c.run_at <= {now} AND c.id <= coalesce(blocker.id, c.id)
         ORDER BY c.id LIMIT 1) h
     WHERE fq.free > 0 AND coalesce(blocker.status, 'pending') = 'pending'
+), capped AS (
+    -- the first rows of each queue's claim order, of any kind: a bounded read (cap rows)
+    SELECT c.*
+    FROM fq
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+               j.concurrency_limit, j.rate_key, j.sequence_key
+        FROM {schema}.jobs j
+        WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT least(fq.free, %(limit)s) * 4 + 16
+    ) c
+    WHERE fq.free > 0
+), eligible AS (
+    -- of those, the ones the claim may take (the same room checks as scan's)
+    SELECT c.*,
+           CASE WHEN c.rate_key IS NULL THEN NULL
+                ELSE coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = c.queue
+                                                                AND k.key = c.rate_key),
+                              fq.key_burst, %(limit)s) END AS key_tokens,
+           (SELECT g.gate FROM gates g WHERE g.queue = c.queue AND g.task = c.task) AS gate
+    FROM capped c JOIN fq ON fq.name = c.queue
+    WHERE c.sequence_key IS NULL
+      AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = c.queue AND g.task = c.task
+                                             AND g.gate IN ('shut', 'reopen'))
+      AND (c.rate_key IS NULL
+           OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = c.queue
+                                                         AND k.key = c.rate_key),
+                       fq.key_burst, 1) > 0)
+      AND (c.concurrency_key IS NULL
+           OR coalesce((SELECT b.n FROM busy b WHERE b.queue = c.queue
+                                                 AND b.concurrency_key = c.concurrency_key),
+                       0) < c.concurrency_limit)
+), deep_queues AS (
+    -- queues whose first rows (all of cap, so more may follow) give the claim fewer jobs than
+    -- it can take, counting each key's, task probe's and rate key's room: their claim reads on
+    -- by key (deep). Otherwise those rows hold the claim's answer: they come first in claim
+    -- order (aging's levels and the sequence heads are read apart, below).
+    SELECT fq.name, least(fq.free, %(limit)s) AS need
+    FROM fq
+    WHERE fq.free > 0
+      AND (SELECT count(*) FROM capped c WHERE c.queue = fq.name)
+          >= least(fq.free, %(limit)s) * 4 + 16
+      AND (SELECT count(*) FROM (
+               SELECT e.*,
+                      row_number() OVER (PARTITION BY e.concurrency_key
+                                         ORDER BY e.priority DESC, e.run_at, e.id) AS nth_of_key,
+                      row_number() OVER (PARTITION BY e.task
+                                         ORDER BY e.priority DESC, e.run_at, e.id) AS nth_of_task,
+                      row_number() OVER (PARTITION BY e.rate_key
+                                         ORDER BY e.priority DESC, e.run_at, e.id)
+                          AS nth_of_rate_key
+               FROM eligible e WHERE e.queue = fq.name) e
+           LEFT JOIN busy b ON b.queue = fq.name AND b.concurrency_key = e.concurrency_key
+           WHERE (e.concurrency_key IS NULL
+                  OR coalesce(b.n, 0) + e.nth_of_key <= e.concurrency_limit)
+             AND (e.gate IS DISTINCT FROM 'probe' OR e.nth_of_task = 1)
+             AND (e.rate_key IS NULL OR e.nth_of_rate_key <= e.key_tokens))
+          < least(fq.free, %(limit)s)
+), keys AS (
+    -- a skip scan over the concurrency keys of their pending jobs (jobs_keyed_claimable): one
+    -- index probe per key, however many jobs each has
+    SELECT d.name AS queue, d.need,
+           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
+            WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
+              AND j.concurrency_key IS NOT NULL) AS key
+    FROM deep_queues d
+    UNION ALL
+    SELECT k.queue, k.need,
+           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
+            WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
+              AND j.concurrency_key > k.key)
+    FROM keys k
+    WHERE k.key IS NOT NULL
+), deep AS (
+    -- per key with room, its first jobs in claim order (no more than the claim can take of
+    -- it); the jobs without a key, as many as the first rows hold
+    SELECT s.*
+    FROM keys k
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+               j.concurrency_limit, j.rate_key
+        FROM {schema}.jobs j
+        WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
+          AND j.concurrency_key = k.key AND j.run_at <= {now}
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT k.need
+    ) s
+    WHERE k.key IS NOT NULL
+      AND coalesce((SELECT b.n FROM busy b WHERE b.queue = k.queue AND b.concurrency_key = k.key),
+                   0) < s.concurrency_limit
+    UNION ALL
+    SELECT s.*
+    FROM deep_queues d
+    JOIN fq ON fq.name = d.name
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+               j.concurrency_limit, j.rate_key
+        FROM {schema}.jobs j
+        WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
+          AND j.concurrency_key IS NULL AND j.run_at <= {now}
+          AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = d.name AND g.task = j.task
+                                                 AND g.gate IN ('shut', 'reopen'))
+          AND (j.rate_key IS NULL
+               OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = d.name
+                                                             AND k.key = j.rate_key),
+                           fq.key_burst, 1) > 0)
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT d.need * 4 + 16
+    ) s
 ), scan AS (
     -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
-    -- can take, for keys that have room for fewer jobs than they have waiting. With aging, also
-    -- the oldest of each priority level an aged job could reach from (a few index probes).
+    -- can take, for keys that have room for fewer jobs than they have waiting (the first rows,
+    -- or deep's by key). With aging, also the oldest of each priority level an aged job could
+    -- reach from (a few index probes); and the sequences' heads.
     SELECT DISTINCT ON (s.id) s.*, fq.free, fq.lease_seconds,
            CASE WHEN s.rate_key IS NULL THEN NULL
                 ELSE coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = s.queue
@@ -108,24 +231,16 @@ fq AS (
                         END AS claim_rank
     FROM fq
     CROSS JOIN LATERAL (
-        (SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-                j.concurrency_limit, j.rate_key
-         FROM {schema}.jobs j
-         WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
-           AND j.sequence_key IS NULL
-           AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = fq.name AND g.task = j.task
-                                                  AND g.gate IN ('shut', 'reopen'))
-           AND (j.rate_key IS NULL
-                OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = fq.name
-                                                              AND k.key = j.rate_key),
-                            fq.key_burst, 1) > 0)
-           AND (j.concurrency_key IS NULL
-                OR coalesce((SELECT b.n FROM busy b WHERE b.queue = fq.name
-                                                      AND b.concurrency_key = j.concurrency_key),
-                            0) < j.concurrency_limit)
-         -- (the same room checks as below, here too: held jobs must not use up this LIMIT)
-         ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT least(fq.free, %(limit)s) * 4 + 16)
+        (SELECT e.id, e.queue, e.task, e.priority, e.run_at, e.concurrency_key,
+                e.concurrency_limit, e.rate_key
+         FROM eligible e
+         WHERE e.queue = fq.name
+           AND NOT EXISTS (SELECT 1 FROM deep_queues d WHERE d.name = fq.name))
+        UNION ALL
+        (SELECT d.id, d.queue, d.task, d.priority, d.run_at, d.concurrency_key,
+                d.concurrency_limit, d.rate_key
+         FROM deep d
+         WHERE d.queue = fq.name)
         UNION ALL
         (SELECT h.* FROM generate_series(
              (SELECT t.priority FROM {schema}.jobs t

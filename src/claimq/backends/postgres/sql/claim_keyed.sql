@@ -5,7 +5,7 @@
 -- settle.sql's; like claim_flow.sql it first completes the batch's finished jobs.
 -- A job with a sequence key enqueued since the check is left for the next claim (which takes
 -- claim_flow.sql), and a rate key throttled by a handler still holds its jobs back.
-WITH {settle_done},
+WITH RECURSIVE {settle_done},
 fq AS (
     SELECT q.name, q.lease_seconds,
            {free_slots} AS free
@@ -19,28 +19,109 @@ fq AS (
       AND r.concurrency_key IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM done d WHERE d.id = r.id)
     GROUP BY r.queue, r.concurrency_key
-), scan AS (
-    -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
-    -- can take, for keys that have room for fewer jobs than they have waiting
+), capped AS (
+    -- the first rows of each queue's claim order, of any kind: a bounded read (cap rows)
     SELECT s.*, fq.free, fq.lease_seconds
     FROM fq
     CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit
+        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
+               j.sequence_key, j.rate_key
         FROM {schema}.jobs j
         WHERE j.queue = fq.name AND j.status = 'pending' AND j.run_at <= {now}
-          AND j.sequence_key IS NULL
-          AND (j.concurrency_key IS NULL
-               OR NOT EXISTS (SELECT 1 FROM busy b
-                              WHERE b.queue = fq.name AND b.concurrency_key = j.concurrency_key
-                                AND b.n >= j.concurrency_limit))
-          AND (j.rate_key IS NULL
-               OR NOT EXISTS (SELECT 1 FROM {schema}.rate_keys k
-                              WHERE k.queue = fq.name AND k.key = j.rate_key
-                                AND k.throttled_until > {now}))
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT least(fq.free, %(limit)s) * 4 + 16
     ) s
     WHERE fq.free > 0
+), eligible AS (
+    -- of those, the ones the claim may take: no sequence job, no key already at its limit, no
+    -- rate key throttled
+    SELECT c.* FROM capped c
+    WHERE c.sequence_key IS NULL
+      AND (c.concurrency_key IS NULL
+           OR NOT EXISTS (SELECT 1 FROM busy b
+                          WHERE b.queue = c.queue AND b.concurrency_key = c.concurrency_key
+                            AND b.n >= c.concurrency_limit))
+      AND (c.rate_key IS NULL
+           OR NOT EXISTS (SELECT 1 FROM {schema}.rate_keys k
+                          WHERE k.queue = c.queue AND k.key = c.rate_key
+                            AND k.throttled_until > {now}))
+), deep_queues AS (
+    -- queues whose first rows (all of cap, so more may follow) give the claim fewer jobs than
+    -- it can take, counting each key's room: their claim reads on by key (deep). Otherwise
+    -- those rows hold the claim's answer: they come first in claim order.
+    SELECT fq.name, fq.free, fq.lease_seconds, least(fq.free, %(limit)s) AS need
+    FROM fq
+    WHERE fq.free > 0
+      AND (SELECT count(*) FROM capped c WHERE c.queue = fq.name)
+          >= least(fq.free, %(limit)s) * 4 + 16
+      AND (SELECT count(*) FROM (
+               SELECT e.concurrency_key, e.concurrency_limit,
+                      row_number() OVER (PARTITION BY e.concurrency_key
+                                         ORDER BY e.priority DESC, e.run_at, e.id) AS nth
+               FROM eligible e WHERE e.queue = fq.name) e
+           LEFT JOIN busy b ON b.queue = fq.name AND b.concurrency_key = e.concurrency_key
+           WHERE e.concurrency_key IS NULL OR coalesce(b.n, 0) + e.nth <= e.concurrency_limit)
+          < least(fq.free, %(limit)s)
+), keys AS (
+    -- a skip scan over the concurrency keys of their pending jobs (jobs_keyed_claimable): one
+    -- index probe per key, however many jobs each has
+    SELECT d.name AS queue, d.need,
+           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
+            WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
+              AND j.concurrency_key IS NOT NULL) AS key
+    FROM deep_queues d
+    UNION ALL
+    SELECT k.queue, k.need,
+           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
+            WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
+              AND j.concurrency_key > k.key)
+    FROM keys k
+    WHERE k.key IS NOT NULL
+), deep AS (
+    -- per key with room, its first jobs in claim order (no more than the claim can take of
+    -- it); the jobs without a key, as many as the plain scan reads
+    SELECT s.*
+    FROM keys k
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
+               j.sequence_key, j.rate_key
+        FROM {schema}.jobs j
+        WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
+          AND j.concurrency_key = k.key AND j.run_at <= {now}
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT k.need
+    ) s
+    WHERE k.key IS NOT NULL
+      AND coalesce((SELECT b.n FROM busy b WHERE b.queue = k.queue AND b.concurrency_key = k.key),
+                   0) < s.concurrency_limit
+    UNION ALL
+    SELECT s.*
+    FROM deep_queues d
+    CROSS JOIN LATERAL (
+        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
+               j.sequence_key, j.rate_key
+        FROM {schema}.jobs j
+        WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
+          AND j.concurrency_key IS NULL AND j.run_at <= {now}
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT d.need * 4 + 16
+    ) s
+), scan AS (
+    -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
+    -- can take, for keys that have room for fewer jobs than they have waiting. Read from the
+    -- first rows of the claim order when they are all such jobs, else by key (deep).
+    SELECT e.id, e.queue, e.priority, e.run_at, e.concurrency_key, e.concurrency_limit,
+           e.free, e.lease_seconds
+    FROM eligible e
+    WHERE NOT EXISTS (SELECT 1 FROM deep_queues d WHERE d.name = e.queue)
+    UNION ALL
+    SELECT s.id, s.queue, s.priority, s.run_at, s.concurrency_key, s.concurrency_limit,
+           d.free, d.lease_seconds
+    FROM deep s JOIN deep_queues d ON d.name = s.queue
+    WHERE s.rate_key IS NULL
+       OR NOT EXISTS (SELECT 1 FROM {schema}.rate_keys k
+                      WHERE k.queue = s.queue AND k.key = s.rate_key
+                        AND k.throttled_until > {now})
 ), room AS (
     -- no more of one key than it has room for
     SELECT r.* FROM (
