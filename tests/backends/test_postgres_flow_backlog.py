@@ -112,38 +112,3 @@ def test_a_flow_claim_reads_no_more_rows_than_it_needs(app: tuple[App, str], cas
     assert scans, plan
     assert max(n for n, _ in scans) <= BOUND, "\n".join(f"{n}: {s}" for n, s in scans)
 
-
-@pytest.mark.parametrize("statement", ["claim_keyed", "claim_flow"])
-def test_jobs_behind_a_key_at_its_limit_are_claimed(
-    app: tuple[App, str], statement: str
-) -> None:
-    """More jobs of a key at its limit than the claim's first rows hold, ahead in claim order:
-    the claim reads on by key and takes the jobs behind them, within their keys' room and in
-    claim order."""
-    instance, _ = app
-    if statement == "claim_flow":
-        instance.configure_queue("q", aging=3600)  # any other flow feature: claim_flow.sql
-    for i in range(100):
-        instance.enqueue("t", {"n": i}, queue="q", priority=5, concurrency_key="hot",
-                         concurrency_limit=1)
-    first = instance.claim("w", ["q"], limit=1)
-    assert [j.payload for j in first] == [{"n": 0}]
-    for i in range(3):
-        instance.enqueue("t", {"b": i}, queue="q", priority=1, concurrency_key="b",
-                         concurrency_limit=2)
-        instance.enqueue("t", {"plain": i}, queue="q")
-    claimed = instance.claim("w", ["q"], limit=10)
-    assert [j.payload for j in claimed] == [{"b": 0}, {"b": 1}, {"plain": 0}, {"plain": 1},
-                                            {"plain": 2}]
-
-
-def test_jobs_behind_a_long_sequence_are_claimed(app: tuple[App, str]) -> None:
-    """A sequence's jobs fill the claim's first rows: its head and the jobs behind are taken."""
-    instance, _ = app
-    for i in range(100):
-        instance.enqueue("t", {"n": i}, queue="q", priority=5, sequence_key="s")
-    instance.enqueue("t", {"plain": 0}, queue="q")
-    instance.enqueue("t", {"k": 0}, queue="q", concurrency_key="k", concurrency_limit=1)
-    claimed = instance.claim("w", ["q"], limit=10)
-    assert sorted(map(str, (j.payload for j in claimed))) == sorted(
-        map(str, [{"n": 0}, {"plain": 0}, {"k": 0}]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import os
 import secrets
@@ -183,6 +184,30 @@ def _autocommits(conn: sqlite3.Connection) -> bool:
 
 def _claim_order(row: sqlite3.Row) -> tuple[int, float, int]:
     return claim_order(row["priority"], row["run_at"], row["id"])
+
+
+class _Beyond:
+    """A flow queue's candidates after the claim's first rows (`last`: the last of them, None
+    when they were all there is), in claim order, read only if the claim gets that far: per
+    concurrency key its first jobs (no more than the claim can take of one key), and the jobs
+    without a key, merged. One index probe per key, never a row-by-row read of the jobs held
+    back (a key at its limit, sequence jobs)."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, params: dict[str, Any], last: sqlite3.Row | None
+    ) -> None:
+        self.conn, self.params, self.last = conn, params, last
+
+    def __iter__(self) -> Iterator[sqlite3.Row]:
+        if self.last is None:
+            return
+        conn, params, after = self.conn, self.params, _claim_order(self.last)
+        keyed = [conn.execute(_Q.claim_flow_key_jobs, {**params, "key": k}).fetchall()
+                 for (k,) in conn.execute(_Q.claim_flow_keys, params).fetchall()]
+        rest = conn.execute(_Q.claim_flow_unkeyed, params)
+        for row in heapq.merge(rest, *keyed, key=_claim_order):
+            if _claim_order(row) > after:
+                yield row
 
 
 def _epoch(value: Any) -> datetime:
@@ -664,14 +689,20 @@ class SQLiteBackend(PlainOptionalParts):
         gates = self._gates(conn, params) if state["breakers"] else {}
         buckets = _key_buckets(conn, params, state)
         book.buckets.append(buckets)
-        rows = conn.execute(_Q.claim_flow_candidates, params)
+        window = aging_scan(limit)
+        first = conn.execute(_Q.claim_flow_candidates, {**params, "window": window}).fetchall()
+        rows = [r for r in first if r["sequence_key"] is None]
         # each ordered sequence's head (none without keyed jobs), in the same order
         heads = conn.execute(_Q.claim_sequence_heads, params).fetchall() if state["keyed"] else []
-        ranked: Iterable[tuple[int, sqlite3.Row]] = (
-            (r["priority"], r) for r in heapq.merge(rows, heads, key=_claim_order))
-        if state["aging_step"] is not None:
-            ranked = self._aged(conn, params, rows, limit, state["aging_step"], state["aging_cap"],
+        beyond = iter(_Beyond(conn, params, first[-1] if len(first) >= window else None))
+        ranked: Iterable[tuple[int, sqlite3.Row]]
+        if state["aging_step"] is not None:  # the first `window` jobs that are not sequence jobs
+            head = rows + list(itertools.islice(beyond, window - len(rows)))
+            ranked = self._aged(conn, params, head, limit, state["aging_step"], state["aging_cap"],
                                 heads)
+        else:
+            ranked = ((r["priority"], r) for r in heapq.merge(
+                itertools.chain(rows, beyond), heads, key=_claim_order))
         skip = set(json.loads(params["skip"])) if params["skip"] else ()
         # (row, its claim order), but a task the claimer cannot run (ClaimRequest.skip_tasks)
         offered = ((row, claim_order(rank, row["run_at"], row["id"]))
@@ -692,14 +723,13 @@ class SQLiteBackend(PlainOptionalParts):
             lambda probe: conn.execute(_Q.breaker_reopen, {**probe._asdict(), "now": now}))
 
     def _aged(
-        self, conn: sqlite3.Connection, params: dict[str, Any], rows: sqlite3.Cursor,
+        self, conn: sqlite3.Connection, params: dict[str, Any], head: list[sqlite3.Row],
         limit: int, step: float, cap: int, heads: list[sqlite3.Row],
     ) -> list[tuple[int, sqlite3.Row]]:
         """Priority aging: candidates in the order of priority plus one for every `step`
-        seconds due (at most `cap` more): the first of the plain order, and the oldest of each
-        priority level below the top one that aging can lift to it."""
+        seconds due (at most `cap` more): the first of the plain order (`head`), and the oldest
+        of each priority level below the top one that aging can lift to it."""
         now = params["now"]
-        head = rows.fetchmany(aging_scan(limit))
         picked = {r["id"]: r for r in head}
         picked.update((r["id"], r) for r in heads)
         if picked:

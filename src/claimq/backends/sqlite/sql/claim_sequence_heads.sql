@@ -2,9 +2,16 @@
 -- live job in id order that is not a failed one of on_failure="skip" waiting for its retry.
 -- While the blocker runs, none; else the first due job up to the blocker (a skipped job comes
 -- first once its retry is due).
-WITH seqs AS (
-    SELECT DISTINCT sequence_key FROM claimq_jobs
-    WHERE queue = :queue AND sequence_key IS NOT NULL AND status = 'pending'
+-- The keys come from a skip scan over claimq_jobs_sequence (one probe per key, however many
+-- jobs each has; a key without pending jobs has no head).
+WITH RECURSIVE seqs(sequence_key) AS (
+    SELECT (SELECT min(sequence_key) FROM claimq_jobs
+            WHERE queue = :queue AND sequence_key IS NOT NULL)
+    UNION ALL
+    SELECT (SELECT min(sequence_key) FROM claimq_jobs
+            WHERE queue = :queue AND sequence_key > seqs.sequence_key)
+    FROM seqs
+    WHERE seqs.sequence_key IS NOT NULL
 ), blockers AS (
     SELECT s.sequence_key,
            (SELECT b.id FROM claimq_jobs b
@@ -12,6 +19,7 @@ WITH seqs AS (
               AND (b.status <> 'pending' OR b.sequence_wait OR b.errors = '[]')
             ORDER BY b.id LIMIT 1) AS blocker
     FROM seqs s
+    WHERE s.sequence_key IS NOT NULL
 )
 SELECT j.id, j.task, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
        j.rate_key
