@@ -160,6 +160,43 @@ def _count(cur: Any, query: str, params: dict[str, Any]) -> int:
     return int(cur.rowcount)
 
 
+def _keys(cur: Any, params: dict[str, Any]) -> Iterator[tuple[str, int | None]]:
+    """A flow queue's concurrency keys in order, each with its first due pending job's limit
+    (claim_flow_keys: one index probe per key)."""
+    after = ""
+    while True:
+        cur.execute(_Q.claim_flow_keys, {**params, "after": after})
+        row = cur.fetchone()
+        if row is None:
+            return
+        after = row[0]
+        yield row[0], row[1]
+
+
+def _window(cur: Any, params: dict[str, Any], running: dict[str, int], limit: int) -> int | None:
+    """How many jobs a flow queue's claim reads in claim order (claim_flow_candidates' scan):
+    those it could take among the first rows of any kind (claim_flow_window), when those rows
+    are all there is or hold at least `limit` jobs it may take (no sequence job, within its
+    key's room counting `running`); else None: the claim reads on by key."""
+    size = aging_scan(limit)
+    cur.execute(_Q.claim_flow_window, {**params, "window": size})
+    rows = cur.fetchall()
+    if len(rows) < size:
+        return size
+    taken: dict[str, int] = {}
+    passing = room = 0
+    for _, key, key_limit, sequence in rows:
+        if sequence is not None or (key is not None and running.get(key, 0) >= key_limit):
+            continue
+        passing += 1  # claim_flow_candidates reads it
+        if key is not None:
+            if running.get(key, 0) + taken.get(key, 0) >= key_limit:
+                continue
+            taken[key] = taken.get(key, 0) + 1
+        room += 1
+    return passing if room >= limit else None
+
+
 def _dicts(cur: Any) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
@@ -912,10 +949,20 @@ class MySQLBackend(PlainOptionalParts):
         buckets.append(keys)
         full = keys.full_ahead()
         scan = {**params, "level": None, "scan": aging_scan(limit), "task": None,
-                "gated": _dumps(sorted(gates)) if gates else None,
+                "gated": _dumps(sorted(gates)) if gates else None, "key": None, "unkeyed": False,
                 "key_full_us": None if full is None else math.ceil(full * 1e6)}
-        cur.execute(_Q.claim_flow_candidates, scan)
-        picked = {r["id"]: r for r in _dicts(cur)}
+        picked: dict[int, dict[str, Any]] = {}
+        window = _window(cur, params, running, limit)
+        if window is not None:  # the first rows hold enough: no further than they go
+            cur.execute(_Q.claim_flow_candidates, {**scan, "scan": window})
+            picked.update((r["id"], r) for r in _dicts(cur))
+        else:  # they hold too many back: read on by key, the jobs without one apart
+            for key, first in _keys(cur, params):
+                if first is not None and running.get(key, 0) < first:
+                    cur.execute(_Q.claim_flow_candidates, {**scan, "key": key, "scan": limit})
+                    picked.update((r["id"], r) for r in _dicts(cur))
+            cur.execute(_Q.claim_flow_candidates, {**scan, "unkeyed": True})
+            picked.update((r["id"], r) for r in _dicts(cur))
         for task in sorted(t for t, gate in gates.items() if gate.probe_id is None):
             cur.execute(_Q.claim_flow_candidates, {**scan, "task": task, "gated": None,
                                                    "scan": 1})  # the probe's candidate
@@ -926,10 +973,9 @@ class MySQLBackend(PlainOptionalParts):
             if heads:
                 cur.execute(_Q.claim_flow_rows, {**params, "ids": heads})
                 picked.update((r["id"], r) for r in _dicts(cur))
-        if step is not None and picked:
+        if step is not None and picked:  # one probe per level below the top (not per job)
             top = max(r["priority"] for r in picked.values())
-            cur.execute(_Q.claim_flow_levels, {**params, "low": top - cap, "top": top})
-            for (level,) in cur.fetchall():
+            for level in range(top - 1, top - cap - 1, -1):
                 cur.execute(_Q.claim_flow_candidates,
                             {**scan, "level": level, "scan": level_scan(limit)})
                 picked.update((r["id"], r) for r in _dicts(cur))

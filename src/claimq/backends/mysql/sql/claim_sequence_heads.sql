@@ -3,6 +3,8 @@
 -- job in id order that is not a failed one of on_failure="skip" waiting for its retry. While
 -- the blocker is out (fetched or processing), none; else the first due job up to the blocker
 -- (a skipped job comes first once its retry is due). The claim locks them (claim_flow_rows).
+-- The keys come from a loose index scan over claimq_jobs_sequence (GROUP BY its prefix: one
+-- probe per key, however many jobs each has; a key without pending jobs has no head).
 SELECT j.id
 FROM (
     SELECT s.sequence_key,
@@ -10,8 +12,9 @@ FROM (
             WHERE b.queue = %(queue)s AND b.sequence_key = s.sequence_key
               AND (b.status <> 'pending' OR b.sequence_wait OR b.errors = '[]')
             ORDER BY b.id LIMIT 1) AS blocker
-    FROM (SELECT DISTINCT sequence_key FROM claimq_jobs
-          WHERE queue = %(queue)s AND sequence_key IS NOT NULL AND status = 'pending') s
+    FROM (SELECT sequence_key FROM claimq_jobs
+          WHERE queue = %(queue)s AND sequence_key IS NOT NULL
+          GROUP BY queue, sequence_key) s
 ) x
 JOIN claimq_jobs j ON j.id = (
     SELECT c.id FROM claimq_jobs c
