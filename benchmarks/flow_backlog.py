@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import tempfile
@@ -162,7 +163,8 @@ def main() -> None:
                             capture_output=True, text=True, check=False).stdout.strip()
     report = {
         "command": "python benchmarks/flow_backlog.py " + " ".join(
-            f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+            f"--{k.replace('_', '-')} "
+            + (" ".join(shlex.quote(str(x)) for x in v) if isinstance(v, list) else str(v))
             for k, v in vars(a).items() if v not in (None, "") and k != "out"),
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": commit,

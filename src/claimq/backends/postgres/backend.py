@@ -263,7 +263,7 @@ def _with_limit(cache: dict[int, Statement], text: str, limit: int) -> Statement
 
 
 # lock_limited_queues.sql's columns, in its order
-_LOCK_COLUMNS = ("name", "flow", "no_jit", "keys_only")
+_LOCK_COLUMNS = ("name", "flow", "no_jit", "no_replan", "keys_only")
 
 
 def _keys_only(locked: Iterable[dict[str, Any]]) -> bool:
