@@ -8,8 +8,8 @@ DISTINCT priority over all due jobs.)"""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
+import backlog
 import pytest
 from dbs import mariadb_database
 
@@ -44,18 +44,9 @@ def app(mariadb_server: str) -> Iterator[App]:
 
 def _backlog(app: App, case: str) -> None:
     """BACKLOG pending jobs in queue q: a template enqueued, copied by SQL."""
-    past = datetime.now(UTC) - timedelta(minutes=1)
-    priority, sequence = "t.priority", "t.sequence_key"
-    if case == "hot key":
-        template = app.enqueue("t", queue="q", run_at=past, concurrency_key="hot",
-                               concurrency_limit=1)
-    elif case == "sequences":
-        template = app.enqueue("t", queue="q", run_at=past, sequence_key="s0")
-        sequence = "CONCAT('s', g.seq %% 8)"
-    else:
-        app.configure_queue("q", aging=3600)
-        template = app.enqueue("t", queue="q", run_at=past)
-        priority = "g.seq %% 10"
+    template = backlog.template(app, case)
+    priority = "g.seq %% 10" if case == "aging" else "t.priority"
+    sequence = "CONCAT('s', g.seq %% 8)" if case == "sequences" else "t.sequence_key"
     app.backend.run_sql(FILL.format(priority=priority, sequence=sequence, n=BACKLOG - 1),
                         (template,))
     app.backend.analyze()
@@ -67,7 +58,7 @@ def _reads(app: App) -> int:
     return sum(int(v) for _, v in rows)
 
 
-@pytest.mark.parametrize("case", ["hot key", "sequences", "aging"])
+@pytest.mark.parametrize("case", backlog.CASES)
 def test_a_flow_claim_reads_no_more_rows_than_it_needs(app: App, case: str) -> None:
     _backlog(app, case)
     backend = app.backend
@@ -85,5 +76,5 @@ def test_a_flow_claim_reads_no_more_rows_than_it_needs(app: App, case: str) -> N
     claimed = backend.claim("w", ["q"], 10, None, True)
     read = _reads(app) - before
     assert len(pool) == 1
-    assert len(claimed) == {"hot key": 0, "sequences": 8, "aging": 10}[case]
+    assert len(claimed) == backlog.CLAIMED[case]
     assert read <= BOUND, read

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
+import backlog
 import psycopg
 import pytest
 from psycopg.rows import tuple_row
@@ -50,18 +50,9 @@ def app(pg_base_url: str) -> Iterator[tuple[App, str]]:
 
 def _backlog(app: App, schema: str, case: str) -> None:
     """BACKLOG pending jobs in queue q: a template enqueued, copied by SQL."""
-    past = datetime.now(UTC) - timedelta(minutes=1)
-    priority, sequence = "t.priority", "t.sequence_key"
-    if case == "hot key":
-        template = app.enqueue("t", queue="q", run_at=past, concurrency_key="hot",
-                               concurrency_limit=1)
-    elif case == "sequences":
-        template = app.enqueue("t", queue="q", run_at=past, sequence_key="s0")
-        sequence = "'s' || (g.i %% 8)"
-    else:
-        app.configure_queue("q", aging=3600)
-        template = app.enqueue("t", queue="q", run_at=past)
-        priority = "g.i %% 10"
+    template = backlog.template(app, case)
+    priority = "g.i %% 10" if case == "aging" else "t.priority"
+    sequence = "'s' || (g.i %% 8)" if case == "sequences" else "t.sequence_key"
     with psycopg.connect(app.backend.conninfo, autocommit=True) as conn:
         conn.execute(FILL.format(s=schema, priority=priority, sequence=sequence),
                      {"n": BACKLOG - 1, "id": template})
@@ -87,7 +78,7 @@ def _touched(plan: str) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("case", ["hot key", "sequences", "aging"])
+@pytest.mark.parametrize("case", backlog.CASES)
 def test_a_flow_claim_reads_no_more_rows_than_it_needs(app: tuple[App, str], case: str) -> None:
     instance, schema = app
     _backlog(instance, schema, case)
@@ -107,7 +98,7 @@ def test_a_flow_claim_reads_no_more_rows_than_it_needs(app: tuple[App, str], cas
             "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement.query, steps.flow).fetchall())
     claimed = re.search(r"Update on jobs .*rows=(\d+)", plan)
     assert claimed is not None, plan
-    assert int(claimed[1]) == {"hot key": 0, "sequences": 8, "aging": 10}[case], plan
+    assert int(claimed[1]) == backlog.CLAIMED[case], plan
     scans = _touched(plan)
     assert scans, plan
     assert max(n for n, _ in scans) <= BOUND, "\n".join(f"{n}: {s}" for n, s in scans)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
+import backlog
 import pytest
 
 from claimq import App
@@ -41,23 +41,14 @@ def app(tmp_path: os.PathLike[str]) -> Iterator[App]:
 
 def _backlog(app: App, case: str) -> None:
     """BACKLOG pending jobs in queue q: a template enqueued, copied by SQL."""
-    past = datetime.now(UTC) - timedelta(minutes=1)
-    priority, sequence = "t.priority", "t.sequence_key"
-    if case == "hot key":
-        template = app.enqueue("t", queue="q", run_at=past, concurrency_key="hot",
-                               concurrency_limit=1)
-    elif case == "sequences":
-        template = app.enqueue("t", queue="q", run_at=past, sequence_key="s0")
-        sequence = "'s' || (g.i % 8)"
-    else:
-        app.configure_queue("q", aging=3600)
-        template = app.enqueue("t", queue="q", run_at=past)
-        priority = "g.i % 10"
+    template = backlog.template(app, case)
+    priority = "g.i % 10" if case == "aging" else "t.priority"
+    sequence = "'s' || (g.i % 8)" if case == "sequences" else "t.sequence_key"
     app.backend.run_sql(FILL.format(priority=priority, sequence=sequence),
                         (BACKLOG - 1, template))
 
 
-@pytest.mark.parametrize("case", ["hot key", "sequences", "aging"])
+@pytest.mark.parametrize("case", backlog.CASES)
 def test_a_flow_claim_runs_no_more_steps_than_it_needs(app: App, case: str) -> None:
     _backlog(app, case)
     backend = app.backend
@@ -79,5 +70,5 @@ def test_a_flow_claim_runs_no_more_steps_than_it_needs(app: App, case: str) -> N
         claimed = backend.claim("w", ["q"], 10, None, True)
     finally:
         conn.set_progress_handler(None, EVERY)
-    assert len(claimed) == {"hot key": 0, "sequences": 8, "aging": 10}[case]
+    assert len(claimed) == backlog.CLAIMED[case]
     assert steps <= BOUND, steps

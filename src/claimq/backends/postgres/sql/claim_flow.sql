@@ -163,38 +163,10 @@ fq AS (
              AND (e.gate IS DISTINCT FROM 'probe' OR e.nth_of_task = 1)
              AND (e.rate_key IS NULL OR e.nth_of_rate_key <= e.key_tokens))
           < least(fq.free, %(limit)s)
-), keys AS (
-    -- a skip scan over the concurrency keys of their pending jobs (jobs_keyed_claimable): one
-    -- index probe per key, however many jobs each has
-    SELECT d.name AS queue, d.need,
-           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
-            WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
-              AND j.concurrency_key IS NOT NULL) AS key
-    FROM deep_queues d
-    UNION ALL
-    SELECT k.queue, k.need,
-           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
-            WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
-              AND j.concurrency_key > k.key)
-    FROM keys k
-    WHERE k.key IS NOT NULL
-), deep AS (
-    -- per key with room, its first jobs in claim order (no more than the claim can take of
-    -- it); the jobs without a key, as many as the first rows hold
-    SELECT s.*
-    FROM keys k
-    CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-               j.concurrency_limit, j.rate_key
-        FROM {schema}.jobs j
-        WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
-          AND j.concurrency_key = k.key AND j.run_at <= {now}
-        ORDER BY j.priority DESC, j.run_at, j.id
-        LIMIT k.need
-    ) s
-    WHERE k.key IS NOT NULL
-      AND coalesce((SELECT b.n FROM busy b WHERE b.queue = k.queue AND b.concurrency_key = k.key),
-                   0) < s.concurrency_limit
+), {key_jobs}, deep AS (
+    -- per key with room, its first jobs (key_jobs); the jobs without a key, as many as the
+    -- first rows hold
+    SELECT * FROM key_jobs
     UNION ALL
     SELECT s.*
     FROM deep_queues d

@@ -62,44 +62,16 @@ fq AS (
            LEFT JOIN busy b ON b.queue = fq.name AND b.concurrency_key = e.concurrency_key
            WHERE e.concurrency_key IS NULL OR coalesce(b.n, 0) + e.nth <= e.concurrency_limit)
           < least(fq.free, %(limit)s)
-), keys AS (
-    -- a skip scan over the concurrency keys of their pending jobs (jobs_keyed_claimable): one
-    -- index probe per key, however many jobs each has
-    SELECT d.name AS queue, d.need,
-           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
-            WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
-              AND j.concurrency_key IS NOT NULL) AS key
-    FROM deep_queues d
-    UNION ALL
-    SELECT k.queue, k.need,
-           (SELECT min(j.concurrency_key) FROM {schema}.jobs j
-            WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
-              AND j.concurrency_key > k.key)
-    FROM keys k
-    WHERE k.key IS NOT NULL
-), deep AS (
-    -- per key with room, its first jobs in claim order (no more than the claim can take of
-    -- it); the jobs without a key, as many as the plain scan reads
-    SELECT s.*
-    FROM keys k
-    CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
-               j.sequence_key, j.rate_key
-        FROM {schema}.jobs j
-        WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
-          AND j.concurrency_key = k.key AND j.run_at <= {now}
-        ORDER BY j.priority DESC, j.run_at, j.id
-        LIMIT k.need
-    ) s
-    WHERE k.key IS NOT NULL
-      AND coalesce((SELECT b.n FROM busy b WHERE b.queue = k.queue AND b.concurrency_key = k.key),
-                   0) < s.concurrency_limit
+), {key_jobs}, deep AS (
+    -- per key with room, its first jobs (key_jobs); the jobs without a key, as many as the
+    -- first rows hold
+    SELECT * FROM key_jobs
     UNION ALL
     SELECT s.*
     FROM deep_queues d
     CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.priority, j.run_at, j.concurrency_key, j.concurrency_limit,
-               j.sequence_key, j.rate_key
+        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
+               j.concurrency_limit, j.rate_key
         FROM {schema}.jobs j
         WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
           AND j.concurrency_key IS NULL AND j.run_at <= {now}
@@ -108,8 +80,8 @@ fq AS (
     ) s
 ), scan AS (
     -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
-    -- can take, for keys that have room for fewer jobs than they have waiting. Read from the
-    -- first rows of the claim order when they are all such jobs, else by key (deep).
+    -- can take, for keys that have room for fewer jobs than they have waiting: the first rows
+    -- when they hold the claim's answer, else deep's, by key.
     SELECT e.id, e.queue, e.priority, e.run_at, e.concurrency_key, e.concurrency_limit,
            e.free, e.lease_seconds
     FROM eligible e
