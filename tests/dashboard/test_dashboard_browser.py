@@ -15,6 +15,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from datetime import UTC
 from pathlib import Path
 
 import playwright.sync_api as playwright_api
@@ -330,3 +331,180 @@ def test_a_workflow_page_draws_its_graph_retries_and_cancels(
     page.wait_for_selector("#audit tbody tr")
     targets = page.locator("#audit tbody tr td:nth-child(5)").all_inner_texts()
     assert targets[:2] == [f"workflow {waiting.id}", f"workflow {handle.id}"]
+
+
+# -- issue 28, item 4: what was wrong on the page ----------------------------------------------
+
+
+def search_jobs(page: playwright_api.Page, table: str, queue: str) -> None:
+    tab(page, "jobs")
+    page.select_option("#f-table", table)
+    for field in ("task", "status", "tag", "text"):
+        page.fill(f"#f-{field}", "")
+    page.fill("#f-queue", queue)
+    page.click("#search")
+
+
+def in_view(page: playwright_api.Page, selector: str) -> bool:
+    """`selector`'s element is inside the viewport and not under another one at its centre."""
+    return bool(page.evaluate("""(selector) => {
+        const node = document.querySelector(selector);
+        const r = node.getBoundingClientRect();
+        if (!r.height || r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth)
+            return false;
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return top !== null && (node === top || node.contains(top));
+    }""", selector))
+
+
+def test_cancel_and_resurrect_messages_stay_in_view_until_a_few_seconds_pass(
+    page: playwright_api.Page, app: App
+) -> None:
+    job_id = app.enqueue("echo", {"n": 1}, queue="msg", delay=3600)  # no worker serves msg
+    search_jobs(page, "live", "msg")
+    page.click(f"#jobs tr[data-job='{job_id}']")
+    page.wait_for_selector(f"#insp-title:has-text('Job {job_id} ')")
+    page.click("#act-cancel")
+    confirm(page)
+    page.wait_for_selector(f"#insp-title:has-text('Job {job_id} · echo · cancelled')")
+    page.wait_for_timeout(1500)  # the reloaded inspector did not clear it
+    assert page.locator("#insp-message").inner_text() == "cancel: cancelled"
+    assert in_view(page, "#insp-message")
+    page.fill("#act-payload", '{"n": 2}')
+    page.click("#act-resurrect")
+    confirm(page)
+    page.wait_for_selector(f"#insp-title:has-text('Job {job_id} · echo · pending')")
+    page.wait_for_timeout(1500)
+    assert page.locator("#insp-message").inner_text() == "resurrect: resurrected"
+    assert in_view(page, "#insp-message")
+    assert app.get_job(job_id).payload == {"n": 2}
+    # until the next action, or a few seconds
+    page.wait_for_selector("#insp-message:empty", state="attached", timeout=12_000)
+
+
+def test_the_inspector_opens_in_view_beside_a_long_table(
+    page: playwright_api.Page, app: App
+) -> None:
+    ids = app.enqueue_many([{"task": "echo", "queue": "long", "payload": {"i": i},
+                             "delay": 3600} for i in range(60)])
+    search_jobs(page, "live", "long")
+    wait_until(lambda: page.locator("#jobs tbody tr").count() == 50, 10, "a page of 50 rows")
+    first = f"#jobs tr[data-job='{max(ids)}'] td:first-child"  # the newest: the top row
+    page.click(first)
+    page.wait_for_selector(f"#insp-title:has-text('Job {max(ids)} ')")
+    # where the operator looks: the inspector's top, and the row clicked still beside it
+    assert in_view(page, "#insp-title") and in_view(page, "#insp-actions")
+    assert in_view(page, first)
+    last = "#jobs tbody tr:nth-child(50) td:first-child"
+    page.locator(last).scroll_into_view_if_needed()
+    page.click(last)
+    page.wait_for_selector(f"#insp-title:has-text('Job {sorted(ids)[-50]} ')")
+    assert in_view(page, "#insp-title") and in_view(page, last)
+    page.click("#insp-close")
+    assert not page.locator("#inspector").is_visible()
+    page.set_viewport_size({"width": 800, "height": 700})  # narrow: the panel fills the width
+    try:
+        page.click(first)
+        page.wait_for_selector(f"#insp-title:has-text('Job {max(ids)} ')")
+        assert in_view(page, "#insp-title")
+        page.keyboard.press("Escape")
+        assert not page.locator("#inspector").is_visible()
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_limit_is_set_in_an_in_page_form_not_a_native_prompt(
+    page: playwright_api.Page, app: App
+) -> None:
+    native: list[str] = []
+
+    def refuse(dialog: playwright_api.Dialog) -> None:
+        native.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", refuse)
+    try:
+        tab(page, "overview")
+        app.configure_queue("lim")
+        row = "#queues tr[data-queue='lim']"
+        page.wait_for_selector(row)
+        page.click(f"{row} button.limit-button")
+        page.wait_for_selector("#limit-dialog[open]")
+        assert page.locator("#limit-queue").inner_text() == "lim"
+        page.fill("#limit-value", "0")
+        page.click("#limit-set")
+        page.wait_for_selector("#limit-error:has-text('at least 1')")
+        assert page.locator("#limit-dialog[open]").count() == 1
+        page.fill("#limit-value", "3")
+        page.click("#limit-set")
+        page.wait_for_selector("#limit-dialog:not([open])", state="attached")
+        wait_until(lambda: [q.max_workers for q in app.queues() if q.name == "lim"] == [3], 10,
+                   "the limit to be set")
+        page.wait_for_selector(f"{row} td.limit:has-text('3')")
+        page.click(f"{row} button.limit-button")  # Cancel changes nothing
+        page.wait_for_selector("#limit-dialog[open]")
+        assert page.locator("#limit-value").input_value() == "3"
+        page.fill("#limit-value", "")
+        page.click("#limit-cancel")
+        page.wait_for_selector("#limit-dialog:not([open])", state="attached")
+        assert [q.max_workers for q in app.queues() if q.name == "lim"] == [3]
+        page.click(f"{row} button.limit-button")  # empty: no limit
+        page.fill("#limit-value", "")
+        page.keyboard.press("Enter")
+        wait_until(lambda: [q.max_workers for q in app.queues() if q.name == "lim"] == [None],
+                   10, "the limit to be lifted")
+        page.wait_for_selector(f"{row} td.limit:has-text('none')")
+    finally:
+        page.remove_listener("dialog", refuse)
+    assert native == []
+    tab(page, "audit")
+    page.wait_for_selector("#audit tbody tr")
+    assert page.locator("#audit tbody tr td:nth-child(5)").all_inner_texts()[:2] == [
+        "queue lim", "queue lim"]
+
+
+def test_times_are_utc_and_say_so_whatever_the_browsers_zone(
+    page: playwright_api.Page, server: str, app: App
+) -> None:
+    job_id = app.enqueue("echo", {"n": 1}, queue="tz", delay=3600)
+    created = app.get_job(job_id).created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    browser = page.context.browser
+    assert browser is not None
+    context = browser.new_context(timezone_id="Asia/Kolkata", viewport={"width": 1280,
+                                                                         "height": 900})
+    try:
+        other = context.new_page()
+        other.goto(server)
+        other.fill("#token", ADMIN)
+        other.click("#login button[type=submit]")
+        other.wait_for_selector("#who:has-text('admin')")
+        assert other.evaluate("new Date().getTimezoneOffset()") == -330  # not UTC here
+        search_jobs(other, "live", "tz")
+        cell = other.locator(f"#jobs tr[data-job='{job_id}'] td:nth-child(8)")
+        cell.wait_for()
+        assert cell.inner_text() == created
+        other.click(f"#jobs tr[data-job='{job_id}'] td:first-child")
+        assert other.locator("#insp-fields dd[data-field='created_at']").inner_text() == created
+        tab(other, "audit")
+        other.wait_for_selector("#audit tbody tr")
+        for text in other.locator("#audit tbody tr td:nth-child(2)").all_inner_texts():
+            assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text), text
+    finally:
+        context.close()
+
+
+def test_pause_and_deactivate_are_explained_on_the_page(
+    page: playwright_api.Page, app: App
+) -> None:
+    tab(page, "overview")
+    app.configure_queue("explained")
+    row = "#queues tr[data-queue='explained']"
+    page.wait_for_selector(row)
+    assert "running jobs finish" in (
+        page.locator(f"{row} button.queue-pause").get_attribute("title") or "")
+    assert "separate switch" in (
+        page.locator(f"{row} button.queue-deactivate").get_attribute("title") or "")
+    assert page.locator(f"{row} button.limit-button").get_attribute("title")
+    help_line = page.locator("#queue-help")
+    assert help_line.is_visible()
+    assert "Deactivate" in help_line.inner_text() and "Pause" in help_line.inner_text()

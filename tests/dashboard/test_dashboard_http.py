@@ -5,6 +5,7 @@ set, the audit table, escaping."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -369,3 +370,32 @@ def test_the_inspector_shows_history_timings_and_worker(app: App, client: TestCl
     assert "traceback" in error and "claim_token" not in detail
     assert set(detail["timings"]) == {"waited", "ran", "total"}
     assert all(v is not None and v >= 0 for v in detail["timings"].values())
+
+
+def test_the_page_explains_queue_switches_and_asks_a_limit_in_a_form(
+    app: App, client: TestClient
+) -> None:
+    """Issue 28: Pause vs Deactivate explained; "Limit…" an in-page form (no native prompt(),
+    no inline script under the CSP), which sets the limit through the CSRF-checked API."""
+    page = client.get("/").text
+    help_line = page[page.index('id="queue-help"'):]
+    help_line = help_line[:help_line.index("</p>")]
+    assert "Pause" in help_line and "Deactivate" in help_line and "separate switch" in help_line
+    assert 'id="limit-form"' in page and 'id="limit-value"' in page
+    assert all(' src="' in tag for tag in page.split("<script")[1:])  # no inline script
+    assert "prompt(" not in client.get("/static/app.js").text
+    app.configure_queue("q")
+    body = {"action": "max_workers", "max_workers": 3}
+    assert client.post("/api/queues/q", json=body, headers=bearer(ADMIN)).status_code == 403
+    assert app.queues()[0].max_workers is None
+    assert client.post("/api/queues/q", json=body, headers=admin(client)).status_code == 200
+    assert app.queues()[0].max_workers == 3
+
+
+def test_times_reach_the_page_with_their_zone(app: App, client: TestClient) -> None:
+    """The page shows every time in UTC ("… UTC"): it can because the API's carry an offset."""
+    job_id = app.enqueue("t", {"n": 1}, queue="z")
+    detail = client.get(f"/api/jobs/{job_id}", headers=bearer(READ)).json()
+    created = datetime.fromisoformat(detail["created_at"])
+    assert created.utcoffset() is not None
+    assert created == app.get_job(job_id).created_at

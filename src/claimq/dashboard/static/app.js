@@ -67,8 +67,16 @@ function age(seconds) {
   return (seconds / 3600).toFixed(1) + " h";
 }
 
+// Every time on the page is UTC and says so, as the CLI's: "2026-05-01 14:03:07 UTC".
 function when(text) {
-  return text ? new Date(text).toLocaleString() : "–";
+  if (!text) return "–";
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) return String(text);
+  return date.toISOString().slice(0, 19).replace("T", " ") + " UTC";
+}
+
+function clock(date) {
+  return date.toISOString().slice(11, 19);
 }
 
 // -- sign-in --------------------------------------------------------------------------------
@@ -178,7 +186,8 @@ function renderQueues(queues) {
     const actions = el("td", null, { class: "admin-only" });
     actions.append(queueButton(q, q.paused ? "resume" : "pause"));
     actions.append(queueButton(q, q.active ? "deactivate" : "activate"));
-    const limit = el("button", "Limit…", { type: "button", class: "limit-button" });
+    const limit = el("button", "Limit…", { type: "button", class: "limit-button",
+      title: "Limit: at most this many of the queue's jobs run at once, across all workers." });
     limit.addEventListener("click", () => setLimit(q));
     actions.append(limit);
     row.append(actions);
@@ -186,24 +195,56 @@ function renderQueues(queues) {
   }
 }
 
+const QUEUE_HELP = {
+  pause: "Pause: workers stop claiming this queue's jobs for now (running jobs finish, new jobs " +
+    "still queue up). Resume undoes it.",
+  resume: "Resume: workers claim this queue's jobs again (it must also be active).",
+  deactivate: "Deactivate: mark the queue out of service; no worker claims from it until it is " +
+    "activated, whether paused or not. A separate switch from Pause.",
+  activate: "Activate: mark the queue in service again (it must also not be paused).",
+};
+
 function queueButton(q, action) {
   const button = el("button", action[0].toUpperCase() + action.slice(1),
-                    { type: "button", class: "queue-" + action });
+                    { type: "button", class: "queue-" + action, title: QUEUE_HELP[action] });
   button.addEventListener("click", () =>
     act(action + " queue " + q.name + "?", "api/queues/" + encodeURIComponent(q.name),
         { action }, () => toast("Queue " + q.name + ": " + action)));
   return button;
 }
 
-async function setLimit(q) {
-  const text = prompt("Most workers' jobs running at once on " + q.name + " (empty: no limit)",
-                      q.max_workers === null ? "" : String(q.max_workers));
-  if (text === null) return;
-  const value = text.trim() === "" ? null : Number(text);
-  await act("Set the limit of " + q.name + " to " + (value === null ? "none" : value) + "?",
-            "api/queues/" + encodeURIComponent(q.name), { action: "max_workers", max_workers: value },
-            () => toast("Limit set"));
+// "Limit…" opens an in-page form, not the browser's prompt box: a number, or empty for none.
+function setLimit(q) {
+  const dialog = $("limit-dialog");
+  $("limit-queue").textContent = q.name;
+  $("limit-value").value = q.max_workers === null ? "" : String(q.max_workers);
+  $("limit-error").textContent = "";
+  dialog.dataset.queue = q.name;
+  dialog.returnValue = "";
+  dialog.showModal();
+  $("limit-value").focus();
 }
+
+$("limit-cancel").addEventListener("click", () => $("limit-dialog").close("cancel"));
+$("limit-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const dialog = $("limit-dialog");
+  const name = dialog.dataset.queue;
+  const text = $("limit-value").value.trim();
+  const value = text === "" ? null : Number(text);
+  if (value !== null && !(Number.isInteger(value) && value >= 1)) {
+    $("limit-error").textContent = "A whole number of at least 1, or empty for no limit.";
+    return;
+  }
+  try {
+    await api("api/queues/" + encodeURIComponent(name), { action: "max_workers", max_workers: value });
+  } catch (error) {
+    $("limit-error").textContent = "Refused: " + error.message;
+    return;
+  }
+  dialog.close("ok");
+  toast("Queue " + name + ": limit " + (value === null ? "none" : value));
+});
 
 // A table of plain rows (the worker registry, the circuit breakers): a column per field.
 function renderRows(id, rows) {
@@ -248,7 +289,7 @@ function plot(snapshot) {
   const charts = state.charts;
   if (!charts) return;
   const now = new Date(snapshot.now);
-  const label = now.toLocaleTimeString();
+  const label = clock(now);
   const totals = { archived: 0, dead: 0 };
   for (const q of snapshot.queues) { totals.archived += q.archived; totals.dead += q.dead; }
   const last = state.last;
@@ -380,8 +421,9 @@ async function inspect(id) {
     toast(error.message);
     return;
   }
+  const previous = state.job && !$("inspector").hidden ? state.job.id : null;
   state.job = job;
-  $("inspector").hidden = false;
+  showInspector(true);
   $("insp-title").textContent = "Job " + job.id + " · " + job.task + " · " + (job.reason || job.status);
   const fields = $("insp-fields");
   fields.replaceChildren();
@@ -428,15 +470,38 @@ async function inspect(id) {
   $("act-set-priority").hidden = job.status !== "pending";
   $("act-priority").parentElement.hidden = job.status !== "pending";
   if (!job.errors.length) errors.append(el("li", "none", { class: "muted" }));
-  $("insp-message").textContent = "";
-  $("inspector").scrollIntoView({ block: "nearest" });
+  if (previous !== job.id) {  // another job: its top, without the last job's message
+    clearTimeout(inspectorMessage.timer);
+    $("insp-message").textContent = "";
+    $("inspector").scrollTop = 0;
+  }
+}
+
+// The inspector is a panel on the right; the jobs tab makes room for it (style.css).
+function showInspector(shown) {
+  $("inspector").hidden = !shown;
+  $("main").classList.toggle("inspecting", shown);
+}
+
+$("insp-close").addEventListener("click", () => showInspector(false));
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !$("inspector").hidden && !$("confirm").open &&
+      !$("limit-dialog").open) showInspector(false);
+});
+
+// The outcome of an action on the inspected job: shown after the inspector reloaded the job
+// (reloading clears an older message), until the next action or for 8 s.
+function inspectorMessage(text) {
+  $("insp-message").textContent = text;
+  clearTimeout(inspectorMessage.timer);
+  inspectorMessage.timer = setTimeout(() => { $("insp-message").textContent = ""; }, 8000);
 }
 
 function jobAction(action, body, text) {
   const job = state.job;
-  return act(text, "api/jobs/" + job.id + "/" + action, body, (result) => {
-    $("insp-message").textContent = action + ": " + result.outcome;
-    inspect(job.id);
+  return act(text, "api/jobs/" + job.id + "/" + action, body, async (result) => {
+    await inspect(job.id);
+    inspectorMessage(action + ": " + result.outcome);
   });
 }
 
