@@ -48,6 +48,35 @@ function confirmAction(text) {
   });
 }
 
+// What the page draws from a GET: only the answer to the newest request for the same place
+// (`target`: the jobs table, the inspector, ...) is drawn. A search, a page or a refresh asked
+// for while an older one is still on its way supersedes it, whichever answer arrives first:
+// drawing both showed a job twice, or a superseded filter's jobs under the new one. The target
+// is aria-busy while any of its requests is on its way. True when `draw` ran.
+async function load(target, path, draw) {
+  const ticket = (load.tickets[target] || 0) + 1;
+  load.tickets[target] = ticket;
+  load.pending[target] = (load.pending[target] || 0) + 1;
+  $(target).setAttribute("aria-busy", "true");
+  try {
+    let data;
+    try {
+      data = await api(path);
+    } catch (error) {
+      if (ticket === load.tickets[target]) toast(error.message);
+      return false;
+    }
+    if (ticket !== load.tickets[target]) return false;
+    draw(data);
+    return true;
+  } finally {
+    load.pending[target] -= 1;
+    if (!load.pending[target]) $(target).setAttribute("aria-busy", "false");
+  }
+}
+load.tickets = {};
+load.pending = {};
+
 async function act(text, path, body, after) {
   if (!(await confirmAction(text))) return null;
   try {
@@ -355,20 +384,21 @@ function search() {
   state.filter = currentFilter();
   resetBulk();
   $("jobs").tBodies[0].replaceChildren();
+  state.next = null;
+  $("next-page").hidden = true;
   loadJobs(null);
 }
 
-async function loadJobs(before) {
+// The first page (no `before`) replaces the rows, a next page adds to them.
+function loadJobs(before) {
   const params = new URLSearchParams({ table: state.filter.table, ...state.filter.filter });
   if (before) params.set("before", before);
-  let page;
-  try {
-    page = await api("api/jobs?" + params);
-  } catch (error) {
-    toast(error.message);
-    return;
-  }
+  return load("jobs", "api/jobs?" + params, (page) => drawJobs(page, before));
+}
+
+function drawJobs(page, before) {
   const body = $("jobs").tBodies[0];
+  if (!before) body.replaceChildren();
   for (const job of page.jobs) {
     const row = el("tr", null, { class: "clickable", "data-job": job.id });
     row.append(el("td", job.id, { class: "num" }), el("td", job.queue), el("td", job.task),
@@ -413,14 +443,12 @@ $("bulk-apply").addEventListener("click", async () => {
 
 // -- inspector ------------------------------------------------------------------------------
 
-async function inspect(id) {
-  let job;
-  try {
-    job = await api("api/jobs/" + id);
-  } catch (error) {
-    toast(error.message);
-    return;
-  }
+// True when the job was drawn (not when another job's inspection superseded it).
+function inspect(id) {
+  return load("inspector", "api/jobs/" + id, drawInspector);
+}
+
+function drawInspector(job) {
   const previous = state.job && !$("inspector").hidden ? state.job.id : null;
   state.job = job;
   showInspector(true);
@@ -500,8 +528,7 @@ function inspectorMessage(text) {
 function jobAction(action, body, text) {
   const job = state.job;
   return act(text, "api/jobs/" + job.id + "/" + action, body, async (result) => {
-    await inspect(job.id);
-    inspectorMessage(action + ": " + result.outcome);
+    if (await inspect(job.id)) inspectorMessage(action + ": " + result.outcome);
   });
 }
 
@@ -554,6 +581,7 @@ function route() {
     $("wf-detail").hidden = true;
     $("wf-list").hidden = false;
     $("workflows").tBodies[0].replaceChildren();
+    $("wf-next-page").hidden = true;
     loadWorkflows(null);
   }
 }
@@ -561,17 +589,15 @@ function route() {
 window.addEventListener("hashchange", route);
 $("wf-next-page").addEventListener("click", () => loadWorkflows(state.wfNext));
 
-async function loadWorkflows(before) {
+function loadWorkflows(before) {
   const params = new URLSearchParams();
   if (before) params.set("before", before);
-  let page;
-  try {
-    page = await api("api/workflows?" + params);
-  } catch (error) {
-    toast(error.message);
-    return;
-  }
+  return load("workflows", "api/workflows?" + params, (page) => drawWorkflows(page, before));
+}
+
+function drawWorkflows(page, before) {
   const body = $("workflows").tBodies[0];
+  if (!before) body.replaceChildren();
   for (const w of page.workflows) {
     const row = el("tr", null, { class: "clickable", "data-workflow": w.id });
     row.append(el("td", w.id, { class: "num" }), el("td", w.name), el("td", w.key || ""),
@@ -748,8 +774,11 @@ $("wf-retry").addEventListener("click", () => workflowAction("retry",
 
 // -- audit ----------------------------------------------------------------------------------
 
-async function loadAudit() {
-  const data = await api("api/audit");
+function loadAudit() {
+  return load("audit", "api/audit", drawAudit);
+}
+
+function drawAudit(data) {
   const body = $("audit").tBodies[0];
   body.replaceChildren();
   for (const e of data.entries) {
