@@ -20,6 +20,7 @@ from claimq._results import JobHandle, ResultWaiter
 from claimq._specs import check_unique_for, job_spec
 from claimq.backends import Backend, open_backend
 from claimq.backends.base import (
+    LIVE_STATES,
     UNSET,
     BreakerInfo,
     Completion,
@@ -32,6 +33,7 @@ from claimq.backends.base import (
     RateLimit,
     ReapResult,
     RetentionPolicy,
+    StateCount,
     ThrottledKey,
     WorkerInfo,
     WorkflowInfo,
@@ -623,12 +625,14 @@ class App:
         status: str | None = None,
         tag: str | None = None,
         text: str | None = None,
+        state: str | None = None,
         before: int | None = None,
         limit: int = 50,
     ) -> list[Job]:
         """Jobs of one table matching every filter given, newest id first. `text`: a substring
-        (any case) of the payload's or the attempt history's JSON. Keyset paging: `before` the
-        last id of the previous page."""
+        (any case) of the payload's or the attempt history's JSON. `state` (live jobs only):
+        running, due, scheduled (never attempted, run_at ahead), retrying (waiting after an
+        attempt) or held. Keyset paging: `before` the last id of the previous page."""
         if table not in ("live", "archive", "dead"):
             raise InvalidInput("table must be 'live', 'archive' or 'dead'")
         _filters(queue, task)
@@ -640,12 +644,21 @@ class App:
         for value, name in ((tag, "tag"), (text, "text")):
             if value is not None and (not isinstance(value, str) or not 0 < len(value) <= 200):
                 raise InvalidInput(f"{name} must be a string of 1 to 200 characters, got {value!r}")
+        if state is not None and (table != "live" or state not in LIVE_STATES):
+            raise InvalidInput(f"state is one of {', '.join(LIVE_STATES)}, for live jobs only; "
+                               f"got {state!r} for table {table!r}")
         where = JobFilter(queue=queue, task=task, status=status, tag=tag,
-                          text=None if text is None else text.lower())
+                          text=None if text is None else text.lower(), state=state)
         return self.backend.find_jobs(
             table, where, None if before is None else _job_id(before),
             _validate.integer(limit, "limit", 1, 100_000),
         )
+
+    def count_states(self) -> list[StateCount]:
+        """Live jobs by queue and state (running, due, scheduled, retrying, held, as in
+        find_jobs); a queue and state with no job has no row. One grouped read of the live
+        tables."""
+        return self.backend.count_states()
 
     def purge_jobs(self, table: Literal["archive", "dead"], job_ids: Iterable[int]) -> list[int]:
         """Delete exactly these jobs from archive or dead letters; returns the ids deleted."""

@@ -22,7 +22,8 @@ import playwright.sync_api as playwright_api
 import pytest
 from polling import wait_until
 
-from claimq import App, DeadReason, Workflow
+from claimq import App, DeadReason, RetryPolicy, Workflow
+from claimq.backends.base import Owned
 
 CHROMIUM = "/usr/bin/chromium"
 ADMIN = "browser-admin-token-0123456789"
@@ -556,3 +557,118 @@ def test_a_search_draws_only_its_own_answer_whatever_order_the_answers_arrive_in
     assert [rows.nth(i).get_attribute("data-job") for i in range(rows.count())] == [str(job_id)]
     page.click(f"#jobs tr[data-job='{job_id}'] td:first-child")
     page.wait_for_selector(f"#insp-title:has-text('Job {job_id} ')")
+
+
+# -- issue 28, item 1: jobs by state, with counts ----------------------------------------------
+
+
+def state_counts(page: playwright_api.Page) -> dict[str, int | None]:
+    counts: dict[str, int | None] = {}
+    for view in ("running", "due", "scheduled", "retrying", "held", "dead", "succeeded"):
+        text = page.locator(f"#states button[data-view='{view}'] .count").inner_text()
+        counts[view] = int(text) if text.isdigit() else None
+    return counts
+
+
+def show_state(page: playwright_api.Page, view: str, queue: str) -> list[str]:
+    """The rows of `view` for `queue`, once drawn: their ids (and the headers are the view's)."""
+    page.fill("#f-queue", queue)
+    page.click(f"#states button[data-view='{view}']")
+    page.wait_for_selector(f"#jobs[data-view='{view}'][aria-busy='false']")
+    rows = page.locator("#jobs tbody tr")
+    return [rows.nth(i).get_attribute("data-job") or "" for i in range(rows.count())]
+
+
+def headers(page: playwright_api.Page) -> list[str]:
+    return page.locator("#jobs thead th").all_inner_texts()
+
+
+def cells(page: playwright_api.Page, job_id: int) -> dict[str, str]:
+    """A row's cells by the header above each."""
+    texts = page.locator(f"#jobs tr[data-job='{job_id}'] td").all_inner_texts()
+    return dict(zip(headers(page), texts, strict=True))
+
+
+@pytest.mark.parametrize("width", [800, 1440])
+def test_jobs_by_state_each_a_list_with_its_columns_and_a_count(
+    page: playwright_api.Page, app: App, width: int
+) -> None:
+    q = f"st{width}"  # no worker serves these queues: the jobs stay in their state
+    tab(page, "jobs")
+    if page.locator("#inspector").is_visible():  # an earlier test's job: narrow, it covers all
+        page.click("#insp-close")
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        for field in ("task", "status", "tag", "text"):
+            page.fill(f"#f-{field}", "")
+        # the counts before, from the server (the page's may be a second old)
+        request = urllib.request.Request(page.url.split("#")[0] + "api/overview",
+                                         headers={"authorization": f"Bearer {ADMIN}"})
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - ours
+            before = json.loads(response.read())["states"]
+        due = app.enqueue("echo", {"n": 1}, queue=q)
+        scheduled = app.enqueue("echo", {"n": 2}, queue=q, delay=3600)
+        retrying = app.enqueue("echo", {"n": 3}, queue=q + "r")
+        [job] = app.claim("browser-states", [q + "r"], start=True)
+        assert app.fail(job, RuntimeError("later"),
+                        retry=RetryPolicy(base=3600, jitter=0)) == "retried"
+        running = app.enqueue("echo", {"n": 4}, queue=q + "g")
+        [job] = app.claim("browser-states", [q + "g"], lease=3600, start=True)
+        assert app.backend.set_progress(Owned(job.id, job.claim_token or ""), 0.25, "a quarter")
+        flow = Workflow("states")
+        first = flow.add("echo", {"n": 5}, queue=q + "h", delay=3600)
+        flow.add("echo", {"n": 6}, queue=q + "h", after=[first])
+        handle = app.enqueue_workflow(flow)
+        succeeded = app.enqueue("echo", {"n": 7}, queue=q + "d")
+        [job] = app.claim("browser-states", [q + "d"], start=True)
+        app.complete(job, None)
+        dead = app.enqueue("echo", {"n": 8}, queue=q + "d")
+        assert app.cancel(dead) == "cancelled"
+        added = {"running": 1, "due": 1, "scheduled": 2, "retrying": 1, "held": 1, "dead": 1,
+                 "succeeded": 1}
+        expected = {k: before[k] + added[k] for k in added}
+        wait_until(lambda: state_counts(page) == expected, 15, f"the counts {expected}")
+
+        assert show_state(page, "running", q + "g") == [str(running)]
+        row = cells(page, running)
+        assert headers(page) == ["Id", "Queue", "Task", "Worker", "Started", "Elapsed",
+                                 "Attempt", "Progress"]
+        assert (row["Worker"], row["Attempt"]) == ("browser-states", "1/20")
+        assert row["Progress"] == "25% a quarter" and row["Started"].endswith(" UTC")
+        assert show_state(page, "due", q) == [str(due)]
+        assert headers(page)[3:] == ["Run at", "Waiting", "Attempt", "Priority"]
+        assert show_state(page, "scheduled", q) == [str(scheduled)]
+        assert headers(page)[3:] == ["Run at", "In", "Priority", "Created"]
+        assert re.fullmatch(r"\d+\.\d (min|h)", cells(page, scheduled)["In"])
+        assert show_state(page, "retrying", q + "r") == [str(retrying)]
+        row = cells(page, retrying)
+        assert headers(page)[3:] == ["Next attempt at", "In", "Attempt", "Last error"]
+        assert (row["Attempt"], row["Last error"]) == ("1/20", "RuntimeError: later")
+        assert show_state(page, "held", q + "h") == [str(handle.job_ids[1])]
+        assert cells(page, handle.job_ids[1])["Workflow"] == str(handle.id)
+        assert show_state(page, "scheduled", q + "h") == [str(handle.job_ids[0])]
+        assert show_state(page, "dead", q + "d") == [str(dead)]
+        assert cells(page, dead)["Reason"] == "cancelled"
+        assert page.locator("#f-table").input_value() == "dead"
+        assert show_state(page, "succeeded", q + "d") == [str(succeeded)]
+        assert headers(page)[3:] == ["Attempt", "Finished", "Ran"]
+        # a row opens the inspector; the list fits the width, the states all in view
+        page.click(f"#jobs tr[data-job='{succeeded}'] td:first-child")
+        page.wait_for_selector(f"#insp-title:has-text('Job {succeeded} · echo · succeeded')")
+        page.keyboard.press("Escape")
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        for view in ("all", *added):
+            assert in_view(page, f"#states button[data-view='{view}']"), view
+        if SCREENSHOT:
+            page.screenshot(path=SCREENSHOT.replace(".png", f"-states-{width}.png"))
+        # back to every live job: the plain browser's columns
+        page.click("#states button[data-view='all']")
+        page.select_option("#f-table", "live")
+        page.fill("#f-queue", q)
+        page.click("#search")
+        page.wait_for_selector(f"#jobs[data-view='all'] tr[data-job='{scheduled}']")
+        assert headers(page)[3:] == ["State", "Priority", "Attempts", "Tags", "Created",
+                                     "Last error"]
+        assert page.locator("#jobs tbody tr").count() == 2
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})

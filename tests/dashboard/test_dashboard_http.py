@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from claimq import App, RetryPolicy
-from claimq.backends.base import AuditEntry
+from claimq import App, RetryPolicy, Workflow
+from claimq.backends.base import AuditEntry, Owned
 from claimq.dashboard import create_app
 from claimq.errors import InvalidInput
 from claimq.job import Status
@@ -399,3 +399,64 @@ def test_times_reach_the_page_with_their_zone(app: App, client: TestClient) -> N
     created = datetime.fromisoformat(detail["created_at"])
     assert created.utcoffset() is not None
     assert created == app.get_job(job_id).created_at
+
+
+def test_jobs_are_listed_and_counted_by_state(app: App, client: TestClient) -> None:
+    """Running, due, scheduled, retrying, held, dead, succeeded: a retrying or delayed job is
+    not listed (or counted) as due like a new one."""
+    due = app.enqueue("t", {"n": 1}, queue="s")
+    scheduled = app.enqueue("t", {"n": 2}, queue="s", delay=3600)
+    retrying = app.enqueue("t", {"n": 3}, queue="r")
+    [job] = app.claim("state-worker", ["r"], start=True)
+    assert app.fail(job, RuntimeError("later"), retry=RetryPolicy(base=3600, jitter=0)) == (
+        "retried")
+    retried_due = app.enqueue("t", {"n": 4}, queue="r")  # retried at once: due again
+    [job] = app.claim("state-worker", ["r"], start=True)
+    assert app.fail(job, RuntimeError("now"), retry=RetryPolicy(base=0, jitter=0)) == "retried"
+    running = app.enqueue("t", {"n": 5}, queue="g")
+    [claimed] = app.claim("state-worker", ["g"], start=True)
+    assert app.backend.set_progress(Owned(claimed.id, claimed.claim_token or ""), 0.25, "a quarter")
+    flow = Workflow("states")
+    first = flow.add("t", {"n": 6}, queue="h", delay=3600)
+    flow.add("t", {"n": 7}, queue="h", after=[first])
+    handle = app.enqueue_workflow(flow)
+    held = handle.job_ids[1]
+    succeeded = app.enqueue("t", {"n": 8}, queue="d")
+    [job] = app.claim("state-worker", ["d"], start=True)
+    app.complete(job, None)
+    dead = dead_letters(app, 1, queue="d")
+
+    def listed(state: str) -> list[int]:
+        response = client.get("/api/jobs", params={"table": "live", "state": state},
+                              headers=bearer(READ))
+        assert response.status_code == 200, response.text
+        return [j["id"] for j in response.json()["jobs"]]
+
+    assert listed("due") == [retried_due, due]
+    assert listed("scheduled") == [handle.job_ids[0], scheduled]
+    assert listed("retrying") == [retrying]
+    assert listed("running") == [running]
+    assert listed("held") == [held]
+    states = client.get("/api/overview", headers=bearer(READ)).json()["states"]
+    assert states == {"running": 1, "due": 2, "scheduled": 2, "retrying": 1, "held": 1,
+                      "dead": 1, "succeeded": 1}
+    [row] = client.get("/api/jobs", params={"table": "live", "state": "retrying"},
+                       headers=bearer(READ)).json()["jobs"]
+    assert (row["attempts"], row["last_error"]) == (1, "RuntimeError: later")
+    assert 0 < -row["elapsed"] <= 3600  # its next try is ahead, within the hour
+    [row] = client.get("/api/jobs", params={"table": "live", "state": "running"},
+                       headers=bearer(READ)).json()["jobs"]
+    assert (row["worker_id"], row["progress"]) == (
+        "state-worker", {"fraction": 0.25, "note": "a quarter"})
+    assert row["elapsed"] >= 0
+    # the state narrows the other filters, and a bulk action previews what the list shows
+    assert [j["id"] for j in client.get("/api/jobs", params={"table": "live", "state": "due",
+            "queue": "s"}, headers=bearer(READ)).json()["jobs"]] == [due]
+    preview = client.post("/api/bulk/preview", headers=admin(client), json={
+        "table": "live", "action": "run_now", "filter": {"state": "retrying"}}).json()
+    assert preview["ids"] == [retrying]
+    for params in ({"table": "dead", "state": "due"}, {"table": "live", "state": "pending"}):
+        bad = client.get("/api/jobs", params=params, headers=bearer(READ))
+        assert bad.status_code == 400 and "state" in bad.json()["error"]
+    assert {j.id for j in app.find_jobs("archive")} == {succeeded}
+    assert [j.id for j in app.find_jobs("dead")] == dead

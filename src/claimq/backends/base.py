@@ -284,13 +284,30 @@ class StatsRows(NamedTuple):
 class JobFilter:
     """Which jobs find_jobs() returns: every field that is not None must match. `status` is a
     live job's status, or a dead letter's reason; `tag` one of the job's tags; `text` a
-    lower-case substring of the payload's or the attempt history's JSON text."""
+    lower-case substring of the payload's or the attempt history's JSON text; `state` (live jobs
+    only) one of LIVE_STATES: running, held, due, retrying or scheduled (_live_state.sql)."""
 
     queue: str | None = None
     task: str | None = None
     status: str | None = None
     tag: str | None = None
     text: str | None = None
+    state: str | None = None
+
+
+# A live job's state (find_jobs' JobFilter.state, count_states): running (claimed), held (a
+# workflow job waiting for its dependencies), due (pending, its run_at come), retrying (pending
+# after an attempt, waiting for its run_at: a retry's backoff), scheduled (pending, never
+# attempted, its run_at ahead).
+LIVE_STATES = ("running", "due", "scheduled", "retrying", "held")
+
+
+class StateCount(NamedTuple):
+    """How many live jobs of `queue` are in `state` (one of LIVE_STATES)."""
+
+    queue: str
+    state: str
+    jobs: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -647,6 +664,9 @@ class Backend(Protocol):
     ) -> list[Job]:
         """Jobs of `table` matching `where`, newest id first, with ids below `before` (keyset
         paging: pass the last id of one page to get the next)."""
+        ...
+    def count_states(self) -> list[StateCount]:
+        """Live jobs by queue and state (LIVE_STATES); a state with no job has no row."""
         ...
     def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
         """Deletes exactly these jobs from archive or dead letters; the ids it deleted."""

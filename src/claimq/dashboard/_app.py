@@ -271,10 +271,8 @@ class _Dashboard:
         where = _data.job_filter(dict(q))
         before = _int(q.get("before"), "before", 1, 2**63 - 1)
         limit = _int(q.get("limit"), "limit", 1, PAGE_LIMIT) or 50
-        found = await run_in_threadpool(_data.find, self.app, table, where, before, limit + 1)
-        page = found[:limit]
-        return _json({"jobs": [_data.job_summary(j) for j in page],
-                      "next": page[-1].id if len(found) > limit else None})
+        return _json(await run_in_threadpool(_data.job_page, self.app, table, where, before,
+                                             limit))
 
     async def job(self, request: Request, caller: Caller) -> Response:
         job_id = _int(request.path_params["job_id"], "job id", 1, 2**63 - 1) or 0

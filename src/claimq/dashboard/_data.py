@@ -13,7 +13,7 @@ from typing import Any, Literal
 import orjson
 
 from claimq.app import App
-from claimq.backends.base import AuditEntry, Edge, QueueInfo, WorkflowInfo
+from claimq.backends.base import LIVE_STATES, AuditEntry, Edge, QueueInfo, WorkflowInfo
 from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 from claimq.job import Job
 from claimq.workflow import workflow_state
@@ -25,7 +25,10 @@ BULK_ACTIONS: dict[str, tuple[str, ...]] = {
     "archive": ("purge",),
     "dead": ("resurrect", "purge"),
 }
-FILTER_KEYS = ("queue", "task", "status", "tag", "text")
+FILTER_KEYS = ("queue", "task", "status", "tag", "text", "state")
+# The states the page lists, each with its count: the live ones (LIVE_STATES, as find_jobs'
+# `state` reads them), then the dead letters and the succeeded (archived) jobs.
+STATES = (*LIVE_STATES, "dead", "succeeded")
 WORKFLOW_JOBS = 1000  # a workflow's page lists at most this many of its jobs (by id)
 GRAPH_JOBS = 300  # and draws its graph only up to this many
 
@@ -62,21 +65,40 @@ def metrics_text(app: App) -> str | None:
 
 def overview(app: App) -> dict[str, Any]:
     now = app.backend.now()
+    queues = app.queues()
     return {
         "now": now.isoformat(),
-        "queues": [queue_row(q, now) for q in app.queues()],
+        "queues": [queue_row(q, now) for q in queues],
+        "states": state_counts(app, queues),
         "workers": workers(app),
         "breakers": [dataclasses.asdict(b) for b in app.breakers()],
     }
 
 
-def job_summary(job: Job) -> dict[str, Any]:
+def state_counts(app: App, queues: Sequence[QueueInfo]) -> dict[str, int]:
+    """How many jobs are in each of STATES, over every queue: the live ones by
+    app.count_states(), the dead letters and the succeeded ones from the queues' counts."""
+    counts = dict.fromkeys(STATES, 0)
+    for row in app.count_states():
+        counts[row.state] += row.jobs
+    counts["dead"] = sum(q.dead for q in queues)
+    counts["succeeded"] = sum(q.archived for q in queues)
+    return counts
+
+
+def job_summary(job: Job, now: datetime | None = None) -> dict[str, Any]:
+    """A job's row in a list. With `now` (the database's): `elapsed`, the seconds since a
+    claimed job started, or since a pending job's run_at (negative: still ahead)."""
     last = job.errors[-1] if job.errors else None
+    running = str(job.status) in ("fetched", "processing")
+    since = job.started_at if running else job.run_at if str(job.status) == "pending" else None
     return {
         "id": job.id, "queue": job.queue, "task": job.task, "status": str(job.status),
         "reason": job.reason, "priority": job.priority, "attempts": job.attempts,
         "max_attempts": job.max_attempts, "tags": list(job.tags), "worker_id": job.worker_id,
-        "created_at": job.created_at, "run_at": job.run_at, "finished_at": job.finished_at,
+        "created_at": job.created_at, "run_at": job.run_at, "started_at": job.started_at,
+        "finished_at": job.finished_at, "workflow_id": job.workflow_id,
+        "elapsed": None if now is None or since is None else (now - since).total_seconds(),
         "last_error": None if not isinstance(last, dict) else
         f"{last.get('error', '')}: {last.get('message', '')}",
     }
@@ -194,6 +216,25 @@ def table_of(value: object) -> Table:
 def find(app: App, table: Table, where: dict[str, str], before: int | None,
          limit: int) -> list[Job]:
     return app.find_jobs(table, before=before, limit=limit, **where)
+
+
+def job_page(app: App, table: Table, where: dict[str, str], before: int | None,
+             limit: int) -> dict[str, Any]:
+    """A page of the job browser: up to `limit` rows and the `next` page's `before` (None on
+    the last page). The running jobs' rows carry their last reported progress."""
+    found = find(app, table, where, before, limit + 1)
+    page = found[:limit]
+    now = app.backend.now()
+    rows = [job_summary(job, now) for job in page]
+    if where.get("state") == "running":
+        for row in rows:
+            try:
+                progress = app.get_progress(row["id"])
+            except JobNotFound:  # gone since the page was read
+                progress = None
+            row["progress"] = None if progress is None else {
+                "fraction": progress.fraction, "note": progress.note}
+    return {"jobs": rows, "next": page[-1].id if len(found) > limit else None}
 
 
 def bulk_ids(app: App, table: Table, where: dict[str, str]) -> tuple[list[int], bool]:

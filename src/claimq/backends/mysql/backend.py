@@ -70,6 +70,7 @@ from claimq.backends.base import (
     ScheduleRow,
     Settled,
     Started,
+    StateCount,
     StatsRows,
     Table,
     ThrottledKey,
@@ -1474,8 +1475,12 @@ class MySQLBackend(PlainOptionalParts):
         query = {"live": _Q.find_live, "archive": _Q.find_archive, "dead": _Q.find_dead}[table]
         params = {"before": before, "queue": where.queue, "task": where.task,
                   "status": _text(where.status), "tag": where.tag, "text": where.text,
-                  "limit": limit}
+                  "state": _text(where.state), "now": self._now(), "limit": limit}
         return [_row_to_job(r) for r in self._read(query, params)]
+
+    def count_states(self) -> list[StateCount]:
+        rows = self._read(_Q.count_states, {"now": self._now()})
+        return [StateCount(r["queue"], r["state"], int(r["n"])) for r in rows]
 
     def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
         if not ids:

@@ -64,6 +64,7 @@ from claimq.backends.base import (
     ScheduleRow,
     Settled,
     Started,
+    StateCount,
     StatsRows,
     Table,
     ThrottledKey,
@@ -1297,9 +1298,15 @@ class PostgresBackend:
         query = {"live": self._q.find_live, "archive": self._q.find_archive,
                  "dead": self._q.find_dead}[table]
         params = {"before": before, "queue": where.queue, "task": where.task,
-                  "status": where.status, "tag": where.tag, "text": where.text, "limit": limit}
+                  "status": where.status, "tag": where.tag, "text": where.text,
+                  "state": where.state, "now": self._now(), "limit": limit}
         with self._conn() as conn:
             return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
+
+    def count_states(self) -> list[StateCount]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.count_states, {"now": self._now()}).fetchall()
+        return [StateCount(r["queue"], r["state"], int(r["n"])) for r in rows]
 
     def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
         query = {"archive": self._q.delete_archive_ids, "dead": self._q.delete_dead_ids}[table]

@@ -78,6 +78,7 @@ from claimq.backends.base import (
     ScheduleRow,
     Settled,
     Started,
+    StateCount,
     StatsRows,
     Table,
     ThrottledKey,
@@ -1009,8 +1010,14 @@ class SQLiteBackend(PlainOptionalParts):
     ) -> list[Job]:
         query = {"live": _Q.find_live, "archive": _Q.find_archive, "dead": _Q.find_dead}[table]
         params = {"before": before, "queue": where.queue, "task": where.task,
-                  "status": where.status, "tag": where.tag, "text": where.text, "limit": limit}
+                  "status": where.status, "tag": where.tag, "text": where.text,
+                  "state": where.state, "now": self._time(), "limit": limit}
         return [_row_to_job(r) for r in self._conn().execute(query, params)]
+
+    @mapped
+    def count_states(self) -> list[StateCount]:
+        rows = self._conn().execute(_Q.count_states, {"now": self._time()})
+        return [StateCount(r[0], r[1], int(r[2])) for r in rows]
 
     def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
         query = {"archive": _Q.delete_archive_ids, "dead": _Q.delete_dead_ids}[table]

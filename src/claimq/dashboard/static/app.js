@@ -2,7 +2,7 @@
 // never as HTML.
 "use strict";
 
-const state = { me: null, filter: null, next: null, bulk: null, job: null, last: null,
+const state = { me: null, filter: null, next: null, bulk: null, job: null, last: null, view: "all",
                 charts: null, source: null, workflow: null, wfTimer: null, wfNext: null };
 
 function $(id) { return document.getElementById(id); }
@@ -127,6 +127,7 @@ async function start() {
   setupCharts();
   listen();
   fillBulkActions();
+  showView("all");
   route();
 }
 
@@ -191,6 +192,7 @@ function listen() {
 }
 
 function update(snapshot) {
+  renderStates(snapshot.states || {});
   renderQueues(snapshot.queues);
   renderRows("workers", snapshot.workers);
   renderRows("breakers", snapshot.breakers || []);
@@ -350,7 +352,91 @@ function push(chart, label, values) {
   chart.update("none");
 }
 
-// -- job browser ----------------------------------------------------------------------------
+// -- job browser: by state, each a list with its own columns; "all" is the plain browser ------
+
+// The table a state's jobs are in; the live states filter the live table by `state`.
+const VIEW_TABLE = { running: "live", due: "live", scheduled: "live", retrying: "live",
+                     held: "live", dead: "dead", succeeded: "archive" };
+
+function cell(text, cls) { return el("td", text, cls ? { class: cls } : {}); }
+function attempt(job) { return cell(job.attempts + "/" + job.max_attempts, "num"); }
+function lastError(job) { return cell(job.last_error || ""); }
+function ran(job) {
+  if (!job.started_at || !job.finished_at) return cell("–", "num");
+  return cell(age(Math.max((new Date(job.finished_at) - new Date(job.started_at)) / 1000, 0)), "num");
+}
+// `elapsed` (the server's): since a running job started, since a pending job's run_at
+// (negative: still ahead); `sign` -1 shows how long until then.
+function since(sign) {
+  return (j) => cell(j.elapsed === null ? "–" : age(Math.max(sign * j.elapsed, 0)), "num elapsed");
+}
+function progress(job) {
+  const td = el("td", null, { class: "progress" });
+  const p = job.progress;
+  if (!p) { td.textContent = "–"; return td; }
+  td.append(el("progress", null, { max: "1", value: String(p.fraction) }),
+            el("span", Math.round(p.fraction * 100) + "%" + (p.note ? " " + p.note : "")));
+  return td;
+}
+
+// [header, cell] after Id, Queue, Task.
+const COLUMNS = {
+  all: [["State", (j) => cell(j.reason || j.status, "status")],
+        ["Priority", (j) => cell(j.priority, "num")], ["Attempts", attempt],
+        ["Tags", (j) => cell(j.tags.join(", "))], ["Created", (j) => cell(when(j.created_at))],
+        ["Last error", lastError]],
+  running: [["Worker", (j) => cell(j.worker_id || "–")],
+            ["Started", (j) => cell(when(j.started_at))],
+            ["Elapsed", since(1)],
+            ["Attempt", attempt], ["Progress", progress]],
+  due: [["Run at", (j) => cell(when(j.run_at))],
+        ["Waiting", since(1)],
+        ["Attempt", attempt], ["Priority", (j) => cell(j.priority, "num")]],
+  scheduled: [["Run at", (j) => cell(when(j.run_at))],
+              ["In", since(-1)],
+              ["Priority", (j) => cell(j.priority, "num")],
+              ["Created", (j) => cell(when(j.created_at))]],
+  retrying: [["Next attempt at", (j) => cell(when(j.run_at))],
+             ["In", since(-1)],
+             ["Attempt", attempt], ["Last error", lastError]],
+  held: [["Workflow", (j) => cell(j.workflow_id === null ? "–" : j.workflow_id, "num")],
+         ["Created", (j) => cell(when(j.created_at))], ["Priority", (j) => cell(j.priority, "num")]],
+  dead: [["Reason", (j) => cell(j.reason || j.status, "status")], ["Attempt", attempt],
+         ["Finished", (j) => cell(when(j.finished_at))], ["Last error", lastError]],
+  succeeded: [["Attempt", attempt], ["Finished", (j) => cell(when(j.finished_at))],
+              ["Ran", ran]],
+};
+
+function renderStates(counts) {
+  for (const button of document.querySelectorAll("#states button[data-view]")) {
+    const count = button.querySelector(".count");
+    if (count) count.textContent = counts[button.dataset.view] ?? "";
+  }
+}
+
+function showView(view) {
+  state.view = view;
+  for (const button of document.querySelectorAll("#states button[data-view]")) {
+    const active = button.dataset.view === view;
+    button.classList.toggle("active", active);
+    if (active) button.setAttribute("aria-current", "true"); else button.removeAttribute("aria-current");
+  }
+  const head = el("tr");
+  for (const name of ["Id", "Queue", "Task"]) head.append(el("th", name));
+  for (const [name] of COLUMNS[view]) head.append(el("th", name));
+  $("jobs").tHead.replaceChildren(head);
+  $("jobs").dataset.view = view;
+}
+
+for (const button of document.querySelectorAll("#states button[data-view]")) {
+  button.addEventListener("click", () => {
+    const view = button.dataset.view;
+    if (view !== "all") $("f-table").value = VIEW_TABLE[view];
+    showView(view);
+    fillBulkActions();
+    search();
+  });
+}
 
 function currentFilter() {
   const filter = {};
@@ -358,6 +444,7 @@ function currentFilter() {
     const value = $("f-" + key).value.trim();
     if (value) filter[key] = value;
   }
+  if (VIEW_TABLE[state.view] === "live") filter.state = state.view;
   return { table: $("f-table").value, filter };
 }
 
@@ -376,12 +463,13 @@ function resetBulk() {
   $("bulk-apply").hidden = true;
 }
 
-$("f-table").addEventListener("change", () => { fillBulkActions(); search(); });
+$("f-table").addEventListener("change", () => { showView("all"); fillBulkActions(); search(); });
 $("filters").addEventListener("submit", (event) => { event.preventDefault(); search(); });
 $("next-page").addEventListener("click", () => loadJobs(state.next));
 
 function search() {
   state.filter = currentFilter();
+  state.filter.view = state.view;
   resetBulk();
   $("jobs").tBodies[0].replaceChildren();
   state.next = null;
@@ -393,20 +481,17 @@ function search() {
 function loadJobs(before) {
   const params = new URLSearchParams({ table: state.filter.table, ...state.filter.filter });
   if (before) params.set("before", before);
-  return load("jobs", "api/jobs?" + params, (page) => drawJobs(page, before));
+  const view = state.filter.view;
+  return load("jobs", "api/jobs?" + params, (page) => drawJobs(page, before, view));
 }
 
-function drawJobs(page, before) {
+function drawJobs(page, before, view) {
   const body = $("jobs").tBodies[0];
   if (!before) body.replaceChildren();
   for (const job of page.jobs) {
     const row = el("tr", null, { class: "clickable", "data-job": job.id });
-    row.append(el("td", job.id, { class: "num" }), el("td", job.queue), el("td", job.task),
-               el("td", job.reason || job.status, { class: "status" }),
-               el("td", job.priority, { class: "num" }),
-               el("td", job.attempts + "/" + job.max_attempts, { class: "num" }),
-               el("td", job.tags.join(", ")), el("td", when(job.created_at)),
-               el("td", job.last_error || ""));
+    row.append(el("td", job.id, { class: "num" }), el("td", job.queue), el("td", job.task));
+    for (const [, draw] of COLUMNS[view]) row.append(draw(job));
     row.addEventListener("click", () => inspect(job.id));
     body.append(row);
   }

@@ -2,6 +2,7 @@
 SELECT {live_columns} FROM claimq_jobs
 WHERE {find_where}
   AND (%(status)s IS NULL OR status = %(status)s)
+  AND (%(state)s IS NULL OR {live_state} = %(state)s)
 UNION ALL
 SELECT id, queue, task, payload, tags, idempotency_key, priority, 'held', attempts,
        max_attempts, worker_id, claim_token, lease_until, heartbeat_at, run_at, created_at,
@@ -10,5 +11,6 @@ SELECT id, queue, task, payload, tags, idempotency_key, priority, 'held', attemp
 FROM claimq_held
 WHERE {find_where}
   AND (%(status)s IS NULL OR %(status)s = 'held')
+  AND (%(state)s IS NULL OR %(state)s = 'held')
 ORDER BY id DESC
 LIMIT %(limit)s

@@ -2,9 +2,11 @@
 SELECT {job_read} FROM claimq_jobs
 WHERE {find_where}
   AND (:status IS NULL OR status = :status)
+  AND (:state IS NULL OR {live_state} = :state)
 UNION ALL
 SELECT {held_read} FROM claimq_held
 WHERE {find_where}
   AND (:status IS NULL OR :status = 'held')
+  AND (:state IS NULL OR :state = 'held')
 ORDER BY id DESC
 LIMIT :limit
