@@ -63,6 +63,7 @@ from claimq.testing.conformance.flow import (  # noqa: E402
 from claimq.testing.conformance.operator import (  # noqa: E402
     TestCancel,
     TestClock,
+    TestLiveStates,
     TestPurge,
     TestReadJobs,
     TestResurrect,
@@ -121,6 +122,7 @@ __all__ = [
     "TestPurge",
     "TestQueueSettings",
     "TestRateLimits",
+    "TestLiveStates",
     "TestReadJobs",
     "TestReap",
     "TestRelease",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from claimq.backends.base import JobFilter, NewWorkflow
 from claimq.job import DeadReason, Status
-from claimq.testing.conformance._harness import Subject, failure, job_spec
+from claimq.testing.conformance._harness import RETENTION, Subject, failure, job_spec
 
 UNKNOWN_ID = 987_654_321
 
@@ -47,6 +48,50 @@ class TestReadJobs:
         assert [j.id for j in subject.jobs("dead", status=DeadReason.CANCELLED)] == [cancelled]
         assert [j.reason for j in subject.jobs("dead", status="permanent_error")] == [
             DeadReason.PERMANENT_ERROR]
+
+
+class TestLiveStates:
+    """find_jobs(state=...) and count_states(): a live job is running (claimed), held (a
+    workflow job waiting for its dependencies), due, retrying (after an attempt, its run_at
+    ahead) or scheduled (never attempted, its run_at ahead), one rule on every backend."""
+
+    def _world(self, subject: Subject) -> dict[str, int]:
+        due = subject.enqueue(queue="s")
+        scheduled = subject.enqueue(queue="s", delay=600)
+        running = subject.running(queue="r", task="r").id
+        retried = subject.running(queue="s2", task="f")
+        assert subject.backend.fail([failure(retried, delay=300)]).retried == {retried.id}
+        ids = {"due": due, "scheduled": scheduled, "running": running, "retrying": retried.id}
+        if subject.backend.capabilities.workflows:
+            added = subject.backend.add_workflow(NewWorkflow(
+                "states", None, "cancel", [job_spec("p", queue="w"), job_spec("c", queue="w")],
+                [[], [(0, None)]], [None, None]), RETENTION, None)
+            ids["held"] = added.job_ids[1]
+            ids["due 2"] = added.job_ids[0]
+        return ids
+
+    def test_each_live_job_is_found_under_its_state(self, subject: Subject) -> None:
+        ids = self._world(subject)
+        for state in ("due", "scheduled", "running", "retrying", "held"):
+            found = [j.id for j in subject.backend.find_jobs("live", JobFilter(state=state),
+                                                             None, 100)]
+            want = sorted((i for name, i in ids.items() if name.split()[0] == state),
+                          reverse=True)
+            assert found == want, (state, found, want)
+        subject.advance(601)  # the retry and the scheduled job come due
+        due = [j.id for j in subject.backend.find_jobs("live", JobFilter(state="due"), None,
+                                                       100)]
+        assert set(due) == {i for name, i in ids.items()
+                            if name.split()[0] in ("due", "scheduled", "retrying")}
+
+    def test_count_states_counts_by_queue_and_state(self, subject: Subject) -> None:
+        ids = self._world(subject)
+        counts = {(c.queue, c.state): c.jobs for c in subject.backend.count_states()}
+        want = {("s", "due"): 1, ("s", "scheduled"): 1, ("r", "running"): 1,
+                ("s2", "retrying"): 1}
+        if "held" in ids:
+            want |= {("w", "due"): 1, ("w", "held"): 1}
+        assert counts == want
 
 
 class TestCancel:
