@@ -48,12 +48,16 @@ BENCH = ROOT / "benchmarks" / "bench.py"
 RESULTS = ROOT / "benchmarks" / "results"
 PEERS_VENV = HERE / ".peers-venv"
 PEERS_PY = PEERS_VENV / "bin" / "python"
+GRAPHILE = HERE / "graphile"  # package.json + package-lock.json; node_modules by `npm ci`
+GRAPHILE_NODE = GRAPHILE / "node_modules" / ".bin" / "node"  # Node 22 from the npm registry
 PEER_PACKAGES = ["pgqueuer", "procrastinate", "chancy", "huey", "asyncpg", "psycopg[binary]",
                  "psycopg-pool"]
 VERSIONED = ["pgqueuer", "procrastinate", "chancy", "huey", "asyncpg", "psycopg",
              "psycopg-pool"]
-PG_SYSTEMS = ["claimq", "pgqueuer", "procrastinate", "chancy", "raw_sql", "raw_sql_serial",
-              "raw_sql_delete"]
+PG_SYSTEMS = ["claimq", "claimq_tuned", "graphile_throughput", "graphile_default", "pgqueuer",
+              "procrastinate", "chancy", "raw_sql", "raw_sql_serial", "raw_sql_delete"]
+# claimq's best documented setting for a deep backlog of fast jobs (docs/workers.md)
+CLAIMQ_TUNED = ["--batch", "100", "--prefetch", "480"]
 PG_SETTINGS = ["server_version", "fsync", "synchronous_commit", "full_page_writes", "wal_level",
                "shared_buffers", "max_connections", "max_wal_size", "checkpoint_timeout",
                "work_mem", "autovacuum", "jit", "wal_sync_method"]
@@ -64,8 +68,9 @@ def log(msg: str) -> None:
 
 
 def run(cmd: list[str], *, timeout: float = 900, check: bool = True,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     if check and proc.returncode != 0:
         raise RuntimeError(
             f"{shlex.join(cmd)} exited {proc.returncode}\n{proc.stdout[-2000:]}\n"
@@ -90,6 +95,20 @@ def ensure_peers(upgrade: bool) -> dict[str, str]:
                "import json, importlib.metadata as m; "
                f"print(json.dumps({{p: m.version(p) for p in {VERSIONED!r}}}))"])
     return dict(json.loads(out.stdout))
+
+
+def ensure_graphile() -> dict[str, str]:
+    """graphile-worker and Node >= 22 (the `node` package) from the npm registry, at the versions
+    pinned by graphile/package-lock.json: `npm ci` whenever node_modules is missing or older
+    than the lock file."""
+    lock = GRAPHILE / "package-lock.json"
+    installed = GRAPHILE / "node_modules" / ".package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        log(f"npm ci in {GRAPHILE}")
+        run(["npm", "ci", "--no-audit", "--no-fund"], timeout=900, cwd=GRAPHILE)
+    gw = json.loads((GRAPHILE / "node_modules" / "graphile-worker" / "package.json").read_text())
+    node = run([str(GRAPHILE_NODE), "--version"]).stdout.strip()
+    return {"graphile-worker": str(gw["version"]), "node": node}
 
 
 # -- the throwaway cluster ----------------------------------------------------------------------
@@ -160,11 +179,12 @@ class Cluster:
 # -- one run of each system ---------------------------------------------------------------------
 
 
-def claimq_burn(database: str, a: argparse.Namespace, processes: int = 1) -> dict[str, Any]:
+def claimq_burn(database: str, a: argparse.Namespace, processes: int = 1,
+                extra: list[str] | None = None) -> dict[str, Any]:
     cmd = [sys.executable, str(BENCH), "--mode", "burn", "--jobs", str(a.jobs),
            "--processes", str(processes), "--concurrency", str(a.concurrency),
            "--enqueue-batch", str(a.enqueue_batch), "--database", database, "--json",
-           "--metrics"]  # as run in production: worker registry on, Prometheus /metrics served
+           "--metrics", *(extra or [])]  # --metrics: worker registry on, /metrics served
     if database.startswith("postgresql"):
         cmd.append("--analyze")
     out = json.loads(run(cmd, timeout=a.timeout).stdout)
@@ -278,10 +298,23 @@ def raw_sql(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batc
                        "clients": clients}}
 
 
+def graphile(mode: str, dsn: str, a: argparse.Namespace) -> dict[str, Any]:
+    cmd = [str(GRAPHILE_NODE), str(GRAPHILE / "peer.mjs"), "--mode", mode, "--dsn", dsn,
+           "--jobs", str(a.jobs), "--concurrency", str(a.concurrency),
+           "--enqueue-batch", str(a.enqueue_batch), "--timeout", str(a.timeout), "--analyze"]
+    out = json.loads(run(cmd, timeout=a.timeout + 60).stdout)
+    return {"enqueue": out["enqueue"]["jobs_per_s"], "drain": out["drain"]["jobs_per_s"],
+            "ok": out["verify"]["ok"], "detail": out}
+
+
 def pg_run(system: str, dsn: str, cluster: Cluster, a: argparse.Namespace, batch: int,
            workdir: Path) -> dict[str, Any]:
     if system == "claimq":
         return claimq_burn(dsn, a)
+    if system == "claimq_tuned":
+        return claimq_burn(dsn, a, extra=CLAIMQ_TUNED)
+    if system.startswith("graphile_"):
+        return graphile(system.removeprefix("graphile_"), dsn, a)
     if system.startswith("raw_sql"):
         return raw_sql(system, dsn, cluster, a, batch, workdir)
     return peer(system, a, dsn=dsn)
@@ -324,7 +357,11 @@ def fmt(s: dict[str, Any] | None) -> str:
 
 
 LABELS = {
-    "claimq": "claimq",
+    "claimq": "claimq, defaults",
+    "claimq_tuned": "claimq, `batch=100, prefetch=480`",
+    "graphile_throughput": "graphile-worker, high-throughput mode (local queue 500, batched "
+                           "completions)",
+    "graphile_default": "graphile-worker, defaults",
     "pgqueuer": "pgqueuer",
     "procrastinate": "procrastinate",
     "chancy": "chancy",
@@ -355,8 +392,9 @@ def markdown(report: dict[str, Any]) -> str:
     for key in PG_SYSTEMS:
         if key not in s:
             continue
-        version = (v.get("claimq") if key == "claimq" or key.startswith("raw")
-                   else v.get(key, "?"))
+        version = (v.get("claimq") if key.startswith(("claimq", "raw"))
+                   else f"{v.get('graphile-worker', '?')} (Node {v.get('node', '?')})"
+                   if key.startswith("graphile") else v.get(key, "?"))
         enq = "–" if key.startswith("raw") else fmt(s[key]["enqueue"])
         lines.append(f"| {LABELS[key]} | {version} | {enq} | {fmt(s[key]['drain'])} |")
     r = report["ratios"]
@@ -448,6 +486,8 @@ def main() -> int:
     load_before = loadavg()
 
     versions = {"claimq": git_describe(), **ensure_peers(not a.no_upgrade)}
+    if any(s.startswith("graphile") for s in systems):
+        versions.update(ensure_graphile())
     cluster = Cluster(Path(a.pg_bin), a.cluster_base)
     runs: list[dict[str, Any]] = []
     workdir = Path(tempfile.mkdtemp(prefix="claimq-compare-"))
@@ -460,8 +500,10 @@ def main() -> int:
             order = systems[rep - 1:] + systems[:rep - 1]  # rotate: no system always first
             for system in order:
                 with cluster.database(f"r{rep}_{system}") as dsn:
-                    log(f"rep {rep}: {system}")
+                    load = loadavg()
+                    log(f"rep {rep}: {system} (load average {load})")
                     res = attempt(pg_run, system, dsn, cluster, a, batch, workdir)
+                    res["loadavg_before"], res["loadavg_after"] = load, loadavg()
                     if system == "claimq" and res.get("batch"):
                         batch = int(res["batch"])
                 runs.append({"rep": rep, "system": system, **res})
@@ -507,6 +549,18 @@ def main() -> int:
         return ratio(value, 1.0, pct=pct)
 
     ratios = {
+        "claimq defaults / graphile-worker high-throughput, drain":
+            ratio(med("claimq", "drain"), med("graphile_throughput", "drain")),
+        "claimq defaults / graphile-worker high-throughput, drain, median of the "
+        "per-repetition ratios": paired_text("claimq", "graphile_throughput", "drain"),
+        "claimq batch=100 prefetch=480 / graphile-worker high-throughput, drain":
+            ratio(med("claimq_tuned", "drain"), med("graphile_throughput", "drain")),
+        "claimq batch=100 prefetch=480 / graphile-worker high-throughput, drain, median of "
+        "the per-repetition ratios": paired_text("claimq_tuned", "graphile_throughput", "drain"),
+        "claimq defaults / graphile-worker defaults, drain":
+            ratio(med("claimq", "drain"), med("graphile_default", "drain")),
+        "claimq defaults / graphile-worker high-throughput, bulk enqueue":
+            ratio(med("claimq", "enqueue"), med("graphile_throughput", "enqueue")),
         "claimq / pgqueuer, drain": ratio(med("claimq", "drain"), med("pgqueuer", "drain")),
         "claimq / pgqueuer, bulk enqueue": ratio(med("claimq", "enqueue"),
                                                  med("pgqueuer", "enqueue")),
