@@ -123,8 +123,9 @@ def free_port() -> int:
 class Cluster:
     """initdb + pg_ctl in a temporary directory, as the postgres OS user when we are root."""
 
-    def __init__(self, pg_bin: Path, base: str | None) -> None:
+    def __init__(self, pg_bin: Path, base: str | None, options: str = "") -> None:
         self.bin = pg_bin
+        self.options = options  # extra server options (`-c name=value ...`)
         self.port = free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="claimq-compare-pg-", dir=base))
         self.data = self.dir / "data"
@@ -143,7 +144,8 @@ class Cluster:
         self._pg("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                  "--no-instructions")
         self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"), "-w",
-                 "-o", f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir}", "start")
+                 "-o", f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir} {self.options}",
+                 "start")
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -232,6 +234,7 @@ def pgbench_scripts(batch: int, schema: str = "claimq") -> dict[str, str]:
     q = load_queries("claimq.backends.postgres", schema)
     settle = _substitute(q.settle, {
         "worker_id": "'pgbench'", "queues": "NULL", "limit": str(batch), "lease": "NULL",
+        "now": "NULL", "skip": "NULL",  # the server's clock; no task passed over
         "start": "true", "limited": "'{}'", "ids": ":ids", "tokens": ":tokens",
         "results": "array_fill(NULL::jsonb, ARRAY[cardinality(:ids::bigint[])])"})
     body, sep, _ = settle.rpartition("\nSELECT CASE WHEN coalesce(c.nth, 1) = 1")
