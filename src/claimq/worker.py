@@ -44,6 +44,10 @@ from claimq.workflow import Call, Workflow, spawn
 log = logging.getLogger("claimq.worker")
 
 DEFAULT_LEASE = 30.0
+# Jobs claimed ahead of the free slots, at most, by default where writes run side by side (row
+# locks): how many are claimed ahead still follows the handlers against the round trip
+# (Registry.ahead), so only a deep backlog of handlers far faster than a round trip reaches it.
+DEFAULT_PREFETCH = 480
 START_BACKOFF_MAX = 30.0  # seconds between tries, at most, for a database not reachable at start
 
 
@@ -225,6 +229,9 @@ class Worker:
         self.poll_interval = _validate.seconds(poll_interval, "poll_interval", allow_zero=False)
         self.grace = _validate.seconds(grace, "grace")
         self.batch = _validate.integer(batch or self.concurrency, "batch", 1, 10_000)
+        # No batch given: claims ask for the concurrency, more while jobs are claimed ahead
+        # (Claims.size); a batch given is every claim's size.
+        self.adaptive_batch = not batch
         # Jobs claimed ahead of the slots, at most (0: none). Only while handlers end faster
         # than a claim's round trip: see Registry. The default is the concurrency where writes
         # run side by side (row locks), none on SQLite, whose single writer makes a second
@@ -396,11 +403,13 @@ class Worker:
         counters = self.counters
         prefetch = self.prefetch
         if prefetch is None:
-            prefetch = self.concurrency if backend.capabilities.row_locks else 0
+            prefetch = (max(self.concurrency, DEFAULT_PREFETCH) if backend.capabilities.row_locks
+                        else 0)
         registry = Registry(self.concurrency, counters, prefetch)
         db = DB(deadline=_db_deadline(self.lease))
         claims = Claims(backend, db, registry, counters, worker_id=self.worker_id,
                         queues=self.queues, lease=self.lease, batch=self.batch,
+                        adaptive=self.adaptive_batch,
                         on_loop=on_loop, stopping=stopping.is_set)
         outcomes = Outcomes()
 

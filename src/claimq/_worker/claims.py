@@ -21,6 +21,10 @@ log = logging.getLogger("claimq.worker")
 MAX_SKIPPED = 64
 
 LATE_POLL = 0.5  # seconds between looks at `stopping` while a late settle runs on
+# Jobs one claim asks for at most when its size adapts (no batch given): past about this, a
+# bigger claim's statement time grows as fast as the round trips it saves (benchmarks/README.md,
+# "Where the time goes").
+ADAPTIVE_MAX = 100
 
 
 class Claims:
@@ -37,6 +41,7 @@ class Claims:
         batch: int,
         on_loop: bool,
         stopping: Callable[[], bool],
+        adaptive: bool = False,
     ) -> None:
         self.backend = backend
         self.db = db
@@ -46,6 +51,7 @@ class Claims:
         self.queues = queues
         self.lease = lease
         self.batch = batch
+        self.adaptive = adaptive  # the claim's size grows with what may be claimed ahead (size)
         self.on_loop = on_loop  # the backend settles on this loop's own connections
         self.stopping = stopping
         # A claim whose answer never came (connection lost): it may have claimed jobs in the
@@ -63,7 +69,17 @@ class Claims:
         """Promises free slots to a claim about to be made (so two claims never overshoot)."""
         if self.stopping() or self.unknown:
             return 0
-        return self.registry.reserve(self.batch)
+        return self.registry.reserve(self.size)
+
+    @property
+    def size(self) -> int:
+        """Jobs one claim asks for at most: the batch; when it adapts, as many as the worker may
+        claim ahead now (its slots free up faster than a claim's round trip: a deep backlog of
+        fast handlers), up to ADAPTIVE_MAX, never less than the batch. Idle, or with handlers
+        slower than a round trip, nothing is claimed ahead and a claim asks for the batch."""
+        if not self.adaptive:
+            return self.batch
+        return max(self.batch, min(self.registry.ahead, ADAPTIVE_MAX))
 
     def request(self, wanted: int) -> ClaimRequest | None:
         if wanted <= 0 or self.stopping():

@@ -69,7 +69,7 @@ class Fetcher(Service):
                     await wait_any(self.stopping, timeout=MIN_IDLE_WAIT)
                     continue
             if self.completer.busy and (self.completer.waiting
-                                        or registry.free < self.claims.batch):
+                                        or registry.free < self.claims.size):
                 # The completer claims for free slots when it writes outcomes (the same round
                 # trip): a claim of our own now would split the batch and double the trips.
                 # A whole batch free beyond its writes (claiming ahead) is a flow of its own.
