@@ -1,25 +1,28 @@
 """Where the time goes in one claimq worker's drain on PostgreSQL, both sides of the wire.
 
-    .venv/bin/python benchmarks/drain_profile.py --jobs 20000 --reps 3 [--cprofile]
+    .venv/bin/python benchmarks/drain_profile.py --jobs 20000 --reps 3 --graphile --cprofile
 
 A throwaway PostgreSQL cluster of its own (as benchmarks/compare/compare.py makes it: initdb
 defaults, fsync on), started with `pg_stat_statements` preloaded: the cluster is this script's
-alone, so its WAL position, commit counter and statement statistics count this drain only
-(the shared server on 5432 is not touched). For each setting (claimq's defaults, and
-`batch=100, prefetch=480`), alternating, on a fresh database: bulk-enqueue N no-op jobs into
-a paused queue, ANALYZE, start ONE worker process at concurrency 20 (benchmarks/bench.py's
-worker process, registry and /metrics off), then snapshot, open the queue, wait for the last
-completion, snapshot again. Between the snapshots:
+alone, so its WAL position, transaction ids and statement statistics count this drain only
+(the shared server on 5432 is not touched, and needs no restart). Each setting runs on a fresh
+database, in rotating order: claimq's defaults; the defaults before issue 27 (`batch=20,
+prefetch=20`); `batch=100, prefetch=480`; with --graphile, graphile-worker's high-throughput
+mode (benchmarks/compare/graphile/peer.mjs measures the same window itself). For claimq:
+bulk-enqueue N no-op jobs into a paused queue, ANALYZE, start ONE worker process at
+concurrency 20 (benchmarks/bench.py's worker process; registry and /metrics off), snapshot,
+open the queue, wait for the last completion, snapshot again. Between the snapshots:
 
 - the worker process's CPU (utime + stime from /proc, the drain only) and the cluster's
-  (every postgres process of the cluster: backends, WAL writer, checkpointer ...), per job;
-- commits (pg_stat_database.xact_commit) and WAL bytes (pg_current_wal_lsn), per job and per
-  second; full-page images (pg_stat_wal);
+  (the postmaster and every process it started: backends, WAL writer, checkpointer ...);
+- write transactions (transaction ids handed out: pg_stat_database's commit counter lags by
+  up to a second) and WAL bytes (pg_current_wal_lsn), per job and per second;
 - each statement's calls, rows, server execution time and WAL (pg_stat_statements);
-- with --cprofile, a second drain per setting with the worker's event-loop thread under
-  cProfile: its time split into waiting in epoll (the loop idle), asyncio's own machinery,
-  claimq, psycopg, and the rest (cProfile's overhead inflates the CPU side; the split is what
-  counts).
+- with --cprofile, two more drains for each of the first two settings with the worker's
+  event-loop thread under cProfile from its first handler call: on the wall clock (its time
+  split into waiting in epoll, that is the loop idle, asyncio's machinery, claimq, psycopg and
+  the rest), then on the thread's CPU clock (where its CPU goes). cProfile's overhead
+  inflates the Python side; the split is what counts.
 
 Prints a JSON report (--out writes it too).
 """
@@ -43,11 +46,19 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "compare")]
 
 import bench  # noqa: E402  (benchmarks/bench.py)
-from compare import Cluster, loadavg  # noqa: E402  (benchmarks/compare/compare.py)
+from compare import (  # noqa: E402  (benchmarks/compare/compare.py)
+    GRAPHILE,
+    GRAPHILE_NODE,
+    Cluster,
+    ensure_graphile,
+    loadavg,
+    run,
+)
 
 TICK = os.sysconf("SC_CLK_TCK")
 SETTINGS = {
     "defaults": {},
+    "batch=20, prefetch=20 (the defaults before issue 27)": {"batch": 20, "prefetch": 20},
     "batch=100, prefetch=480": {"batch": 100, "prefetch": 480},
 }
 
@@ -85,10 +96,13 @@ def snapshot(cluster: Cluster, db: str, worker_pid: int) -> dict[str, Any]:
 
 
 def _profiled_worker(url: str, options: dict[str, Any], slot: int, stats: Any, results: Any,
-                     out: str) -> None:
+                     out: str, cpu: bool) -> None:
     """bench's worker process with its event loop's thread under cProfile from the first
-    handler call (the no-op handler turns it on) to the worker's stop: start-up not counted."""
-    prof = cProfile.Profile()
+    handler call (the no-op handler turns it on) to the worker's stop: start-up not counted.
+    `cpu`: the thread's CPU clock (where its CPU goes; waits cost nothing) instead of the wall
+    clock (where its time goes, waiting in epoll included; on a loaded machine a preempted
+    function is charged the time it was off the CPU)."""
+    prof = cProfile.Profile(time.thread_time) if cpu else cProfile.Profile()
     plain = bench.noop
 
     async def noop() -> None:
@@ -134,7 +148,8 @@ def split_profile(path: str) -> dict[str, Any]:
 
 
 def one_drain(cluster: Cluster, db: str, jobs: int, concurrency: int,
-              options: dict[str, Any], profile_to: str | None) -> dict[str, Any]:
+              options: dict[str, Any], profile_to: str | None,
+              cpu: bool = False) -> dict[str, Any]:
     url = cluster.dsn(db)
     app = bench.make_app(url)
     try:
@@ -150,7 +165,7 @@ def one_drain(cluster: Cluster, db: str, jobs: int, concurrency: int,
         if profile_to is not None:
             workers.procs = [workers.ctx.Process(
                 target=_profiled_worker,
-                args=(url, worker_options, 0, workers.stats, workers.results, profile_to),
+                args=(url, worker_options, 0, workers.stats, workers.results, profile_to, cpu),
                 name="claimq-bench-worker-0")]
         workers.start()
         try:
@@ -208,12 +223,42 @@ def one_drain(cluster: Cluster, db: str, jobs: int, concurrency: int,
     return out
 
 
+GRAPHILE_SETTING = "graphile-worker, high-throughput mode"
+
+
+def graphile_drain(cluster: Cluster, db: str, jobs: int, concurrency: int) -> dict[str, Any]:
+    """graphile-worker's high-throughput mode through compare's driver, which measures the same
+    window itself: its Node process's CPU, the cluster's CPU, write transactions, WAL."""
+    master = (cluster.data / "postmaster.pid").read_text().split()[0]
+    out = json.loads(run([str(GRAPHILE_NODE), str(GRAPHILE / "peer.mjs"), "--mode",
+                          "throughput", "--dsn", cluster.dsn(db), "--jobs", str(jobs),
+                          "--concurrency", str(concurrency), "--analyze",
+                          "--postmaster-pid", master], timeout=660).stdout)
+    costs = out["drain_costs"]
+    window = costs["window_s"]
+    return {
+        "drain_jobs_per_s": out["drain"]["jobs_per_s"], "drain_s": out["drain"]["seconds"],
+        "window_s": window,
+        "worker_cpu_us_per_job": costs["worker_cpu_us_per_job"],
+        "worker_cpu_share_of_window": costs["worker_cpu_us_per_job"] * jobs / 1e6 / window,
+        "server_cpu_us_per_job": costs["server_cpu_us_per_job"],
+        "server_cpu_share_of_window": costs["server_cpu_us_per_job"] * jobs / 1e6 / window,
+        "commits": costs["write_transactions"],
+        "commits_per_s": costs["write_transactions"] / window,
+        "wal_bytes_per_job": costs["wal_bytes_per_job"],
+        "wal_records_per_job": float("nan"),
+        "versions": {"graphile-worker": out["version"], "node": out["settings"]["node"]},
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=20_000)
     p.add_argument("--concurrency", type=int, default=20)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--cprofile", action="store_true")
+    p.add_argument("--graphile", action="store_true",
+                   help="also graphile-worker's high-throughput mode (npm ci as compare.py)")
     p.add_argument("--pg-bin", default="/usr/lib/postgresql/15/bin")
     p.add_argument("--out", default=None)
     a = p.parse_args()
@@ -224,15 +269,20 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     profiles: dict[str, Any] = {}
     tmp = Path(tempfile.mkdtemp(prefix="claimq-profile-"))
+    settings = list(SETTINGS) + ([GRAPHILE_SETTING] if a.graphile else [])
+    if a.graphile:
+        ensure_graphile()
     try:
         cluster.start()
         for rep in range(1, a.reps + 1):
-            names = list(SETTINGS) if rep % 2 else list(SETTINGS)[::-1]
+            names = settings[rep - 1:] + settings[:rep - 1]  # rotate
             for name in names:
                 with cluster.database(f"p{rep}") as _dsn:
                     cluster.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", f"p{rep}")
-                    res = one_drain(cluster, f"p{rep}", a.jobs, a.concurrency,
-                                    SETTINGS[name], None)
+                    res = (graphile_drain(cluster, f"p{rep}", a.jobs, a.concurrency)
+                           if name == GRAPHILE_SETTING else
+                           one_drain(cluster, f"p{rep}", a.jobs, a.concurrency,
+                                     SETTINGS[name], None))
                 runs.append({"rep": rep, "setting": name, "loadavg": loadavg(), **res})
                 print(f"rep {rep} {name}: {res['drain_jobs_per_s']:,.0f} jobs/s, worker "
                       f"{res['worker_cpu_us_per_job']:.1f} µs/job, server "
@@ -240,14 +290,16 @@ def main() -> None:
                       f"{res['commits_per_s']:,.0f} commits/s, "
                       f"{res['wal_bytes_per_job']:.0f} WAL B/job", file=sys.stderr, flush=True)
         if a.cprofile:
-            for name in SETTINGS:
-                path = str(tmp / f"{len(profiles)}.prof")
-                with cluster.database("prof") as _dsn:
-                    cluster.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "prof")
-                    res = one_drain(cluster, "prof", a.jobs, a.concurrency, SETTINGS[name],
-                                    path)
-                profiles[name] = {"drain_jobs_per_s_under_cprofile": res["drain_jobs_per_s"],
-                                  **split_profile(path)}
+            for name in list(SETTINGS)[:2]:
+                for clock in ("wall", "cpu"):
+                    path = str(tmp / f"{len(profiles)}.prof")
+                    with cluster.database("prof") as _dsn:
+                        cluster.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "prof")
+                        res = one_drain(cluster, "prof", a.jobs, a.concurrency, SETTINGS[name],
+                                        path, cpu=clock == "cpu")
+                    profiles[f"{name}, {clock} clock"] = {
+                        "drain_jobs_per_s_under_cprofile": res["drain_jobs_per_s"],
+                        **split_profile(path)}
     finally:
         cluster.stop()
 
@@ -257,7 +309,7 @@ def main() -> None:
     keys = ["drain_jobs_per_s", "worker_cpu_us_per_job", "worker_cpu_share_of_window",
             "server_cpu_us_per_job", "server_cpu_share_of_window", "commits_per_s",
             "wal_bytes_per_job", "wal_records_per_job"]
-    summary = {name: {k: med(name, k) for k in keys} for name in SETTINGS}
+    summary = {name: {k: med(name, k) for k in keys} for name in settings}
     for name in SETTINGS:
         settles = [r["settle"] for r in runs if r["setting"] == name and "settle" in r]
         if settles:

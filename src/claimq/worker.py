@@ -233,9 +233,10 @@ class Worker:
         # (Claims.size); a batch given is every claim's size.
         self.adaptive_batch = not batch
         # Jobs claimed ahead of the slots, at most (0: none). Only while handlers end faster
-        # than a claim's round trip: see Registry. The default is the concurrency where writes
-        # run side by side (row locks), none on SQLite, whose single writer makes a second
-        # flow of batches wait for the first (paired runs: benchmarks/README.md).
+        # than a claim's round trip: see Registry. The default is DEFAULT_PREFETCH (at least
+        # the concurrency) where writes run side by side (row locks), none on SQLite, whose
+        # single writer makes a second flow of batches wait for the first (paired runs:
+        # benchmarks/README.md).
         self.prefetch = None if prefetch is None else _validate.integer(
             prefetch, "prefetch", 0, 10_000)
         self.worker_id = worker_id or default_worker_id()

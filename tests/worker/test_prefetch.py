@@ -45,6 +45,50 @@ def test_how_much_is_claimed_ahead_follows_the_handlers_against_the_round_trip()
     assert registry.free == 40 and off.free == 20
 
 
+def test_a_claim_grows_with_what_may_be_claimed_ahead_unless_a_batch_is_given() -> None:
+    """No batch given: a claim asks for the concurrency, and for as many as may be claimed
+    ahead (up to ADAPTIVE_MAX) while handlers end faster than a round trip; idle or slow
+    handlers keep claims of the concurrency. A batch given is every claim's size."""
+    from claimq._worker.claims import ADAPTIVE_MAX, Claims
+
+    def claims(registry: Registry, batch: int, adaptive: bool) -> Claims:
+        return Claims(None, None, registry, Counters(), worker_id="w", queues=None,  # type: ignore[arg-type]
+                      lease=None, batch=batch, on_loop=True, stopping=lambda: False,
+                      adaptive=adaptive)
+
+    fast = Registry(20, Counters(), prefetch=480)
+    fast.round_trip(0.005)
+    fast.handler_ran(0.00001)  # a deep backlog of no-op handlers
+    assert fast.ahead == 480
+    assert claims(fast, 20, adaptive=True).size == ADAPTIVE_MAX == 100
+    assert claims(fast, 20, adaptive=False).size == 20  # Worker(batch=20)
+    assert claims(fast, 250, adaptive=True).size == 250  # never below the batch
+    some = Registry(20, Counters(), prefetch=480)
+    some.round_trip(0.005)
+    some.handler_ran(0.002)  # 20 slots x 5 ms / 2 ms: 50 free up per round trip
+    assert claims(some, 20, adaptive=True).size == 50
+    slow = Registry(20, Counters(), prefetch=480)
+    slow.round_trip(0.005)
+    slow.handler_ran(0.5)
+    assert claims(slow, 20, adaptive=True).size == 20
+    idle = Registry(20, Counters(), prefetch=480)  # nothing measured yet
+    assert claims(idle, 20, adaptive=True).size == 20
+    reserving = claims(fast, 20, adaptive=True)
+    assert reserving.reserve() == 100 and fast.reserved == 100
+
+
+def test_the_worker_claims_in_bigger_batches_only_without_a_batch_given() -> None:
+    from claimq.worker import DEFAULT_PREFETCH
+
+    app = App("sqlite:///:memory:")
+    try:
+        assert Worker(app, concurrency=20).adaptive_batch
+        assert not Worker(app, concurrency=20, batch=20).adaptive_batch
+        assert DEFAULT_PREFETCH == 480
+    finally:
+        app.close()
+
+
 def _run(worker: Worker, app: App, done: int) -> dict[str, int]:
     """Runs the worker in a thread of its own until `done` jobs are archived, then stops it."""
     thread, out = in_thread(lambda: worker.run(install_signals=False))

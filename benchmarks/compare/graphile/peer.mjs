@@ -20,7 +20,7 @@
 
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { Logger, makeWorkerUtils, run, runMigrations } from "graphile-worker";
 import pg from "pg";
 
@@ -33,6 +33,8 @@ const { values: a } = parseArgs({
     mode: { type: "string", default: "throughput" },
     analyze: { type: "boolean", default: false },
     timeout: { type: "string", default: "600" },
+    // benchmarks/drain_profile.py: the cluster's postmaster, to count its processes' CPU
+    "postmaster-pid": { type: "string", default: "" },
   },
 });
 const jobs = Number(a.jobs);
@@ -50,6 +52,26 @@ const modeOptions =
   a.mode === "throughput"
     ? { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 }
     : {};
+
+// utime + stime (seconds) of the postmaster and its children (a cluster of the caller's own).
+function serverCpu(master) {
+  const tick = 100; // USER_HZ on Linux
+  const cpu = (pid) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return { ppid: Number(f[1]), s: (Number(f[11]) + Number(f[12])) / tick };
+    } catch {
+      return null;
+    }
+  };
+  let total = cpu(master)?.s ?? 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const p = cpu(name);
+    if (p && p.ppid === master) total += p.s;
+  }
+  return total;
+}
 
 let firstCall = null;
 let calls = 0;
@@ -79,6 +101,15 @@ async function main() {
   const count = async () =>
     Number((await client.query("SELECT count(*) AS n FROM graphile_worker._private_jobs")).rows[0].n);
 
+  const master = a["postmaster-pid"] ? Number(a["postmaster-pid"]) : 0;
+  const snap = async () => {
+    const r = (await client.query(
+      "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint AS wal, " +
+        "pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xid")).rows[0];
+    return { t: performance.now(), wal: Number(r.wal), xid: Number(r.xid),
+      cpu: process.cpuUsage(), server: master ? serverCpu(master) : null };
+  };
+  const before = await snap();
   const runner = await run({
     noHandleSignals: true,
     logger: quiet,
@@ -115,6 +146,7 @@ async function main() {
     }
     await Promise.race([new Promise((r) => setTimeout(r, 2)), timedOut]);
   }
+  const after = await snap();
   clearTimeout(timer);
   await runner.stop();
   const left = await count();
@@ -130,6 +162,15 @@ async function main() {
     enqueue: { seconds: enq, jobs_per_s: enq > 0 ? jobs / enq : null },
     drain: { seconds: drain, jobs_per_s: drain > 0 ? jobs / drain : null },
     verify,
+    // From just before run() to the moment the jobs table was seen empty.
+    drain_costs: {
+      window_s: (after.t - before.t) / 1000,
+      worker_cpu_us_per_job:
+        (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / jobs,
+      server_cpu_us_per_job: master ? (1e6 * (after.server - before.server)) / jobs : null,
+      write_transactions: after.xid - before.xid,
+      wal_bytes_per_job: (after.wal - before.wal) / jobs,
+    },
     settings: {
       node: process.version,
       mode: a.mode,

@@ -68,9 +68,9 @@ def _warn_unknown_queues(app: App, queues: list[str] | None) -> None:
 )
 @click.option(
     "--prefetch", type=Whole(0, 10_000), default=None, metavar="N",
-    help="Jobs claimed ahead of free slots, at most (default: the concurrency on PostgreSQL "
-    "and MariaDB, none on SQLite; 0: none); only while handlers end faster than a claim's "
-    "round trip.",
+    help="Jobs claimed ahead of free slots, at most (default: 480, or the concurrency if "
+    "larger, on PostgreSQL and MariaDB; none on SQLite; 0: none); only while handlers end "
+    "faster than a claim's round trip.",
 )
 @click.option(
     "--processes", type=Whole(low=1), default=1, show_default=True,
