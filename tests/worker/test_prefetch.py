@@ -46,9 +46,10 @@ def test_how_much_is_claimed_ahead_follows_the_handlers_against_the_round_trip()
 
 
 def test_a_claim_grows_with_what_may_be_claimed_ahead_unless_a_batch_is_given() -> None:
-    """No batch given: a claim asks for the concurrency, and for as many as may be claimed
-    ahead (up to ADAPTIVE_MAX) while handlers end faster than a round trip; idle or slow
-    handlers keep claims of the concurrency. A batch given is every claim's size."""
+    """No batch given: a claim asks for the concurrency, and, while the latest claim came back
+    full (a backlog), for as many as may be claimed ahead (up to ADAPTIVE_MAX) when handlers
+    end faster than a round trip; an idle queue or slow handlers keep claims of the
+    concurrency. A batch given is every claim's size."""
     from claimq._worker.claims import ADAPTIVE_MAX, Claims
 
     def claims(registry: Registry, batch: int, adaptive: bool) -> Claims:
@@ -56,24 +57,29 @@ def test_a_claim_grows_with_what_may_be_claimed_ahead_unless_a_batch_is_given() 
                       lease=None, batch=batch, on_loop=True, stopping=lambda: False,
                       adaptive=adaptive)
 
+    def backlogged(c: Claims) -> Claims:
+        c.backlog = True  # the latest claim came back full
+        return c
+
     fast = Registry(20, Counters(), prefetch=480)
     fast.round_trip(0.005)
     fast.handler_ran(0.00001)  # a deep backlog of no-op handlers
     assert fast.ahead == 480
-    assert claims(fast, 20, adaptive=True).size == ADAPTIVE_MAX == 100
-    assert claims(fast, 20, adaptive=False).size == 20  # Worker(batch=20)
-    assert claims(fast, 250, adaptive=True).size == 250  # never below the batch
+    assert backlogged(claims(fast, 20, adaptive=True)).size == ADAPTIVE_MAX == 100
+    assert claims(fast, 20, adaptive=True).size == 20  # the latest claim found fewer: no backlog
+    assert backlogged(claims(fast, 20, adaptive=False)).size == 20  # Worker(batch=20)
+    assert backlogged(claims(fast, 250, adaptive=True)).size == 250  # never below the batch
     some = Registry(20, Counters(), prefetch=480)
     some.round_trip(0.005)
     some.handler_ran(0.002)  # 20 slots x 5 ms / 2 ms: 50 free up per round trip
-    assert claims(some, 20, adaptive=True).size == 50
+    assert backlogged(claims(some, 20, adaptive=True)).size == 50
     slow = Registry(20, Counters(), prefetch=480)
     slow.round_trip(0.005)
     slow.handler_ran(0.5)
-    assert claims(slow, 20, adaptive=True).size == 20
+    assert backlogged(claims(slow, 20, adaptive=True)).size == 20
     idle = Registry(20, Counters(), prefetch=480)  # nothing measured yet
-    assert claims(idle, 20, adaptive=True).size == 20
-    reserving = claims(fast, 20, adaptive=True)
+    assert backlogged(claims(idle, 20, adaptive=True)).size == 20
+    reserving = backlogged(claims(fast, 20, adaptive=True))
     assert reserving.reserve() == 100 and fast.reserved == 100
 
 

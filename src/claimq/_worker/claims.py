@@ -52,6 +52,7 @@ class Claims:
         self.lease = lease
         self.batch = batch
         self.adaptive = adaptive  # the claim's size grows with what may be claimed ahead (size)
+        self.backlog = False  # the latest claim came back full: more jobs were waiting
         self.on_loop = on_loop  # the backend settles on this loop's own connections
         self.stopping = stopping
         # A claim whose answer never came (connection lost): it may have claimed jobs in the
@@ -73,11 +74,12 @@ class Claims:
 
     @property
     def size(self) -> int:
-        """Jobs one claim asks for at most: the batch; when it adapts, as many as the worker may
-        claim ahead now (its slots free up faster than a claim's round trip: a deep backlog of
-        fast handlers), up to ADAPTIVE_MAX, never less than the batch. Idle, or with handlers
-        slower than a round trip, nothing is claimed ahead and a claim asks for the batch."""
-        if not self.adaptive:
+        """Jobs one claim asks for at most: the batch; when it adapts and the latest claim came
+        back full (a backlog), as many as the worker may claim ahead now (its slots free up
+        faster than a claim's round trip: fast handlers), up to ADAPTIVE_MAX, never less than
+        the batch. An idle queue, or handlers slower than a round trip, keep claims of the
+        batch."""
+        if not self.adaptive or not self.backlog:
             return self.batch
         return max(self.batch, min(self.registry.ahead, ADAPTIVE_MAX))
 
@@ -112,6 +114,7 @@ class Claims:
                 self.unknown = True
             raise
         if claim is not None:  # the metrics' claim round trip (one per batch)
+            self.backlog = len(settled.claimed) >= claim.limit
             took = time.perf_counter() - sent
             self.counters.claimed(len(settled.claimed), took)
             self.registry.round_trip(took)
