@@ -690,7 +690,7 @@ def test_migrating_a_database_with_jobs_keeps_them_outside_any_workflow(
     monkeypatch.undo()
     b = MySQLBackend(url, clock=clock)
     try:
-        assert b.migrate() == [13]
+        assert b.migrate()[0] == 13  # the workflows migration, then any later one
         jobs = claim(b, *ids)
         complete(b, jobs[ids[0]])
         assert [b.get_job(i).workflow_id for i in ids] == [None, None]  # type: ignore[union-attr]

@@ -546,7 +546,7 @@ def test_migrating_a_database_with_jobs_in_flight(pg_base_url: str) -> None:
                          f"VALUES ('{Q}', 'old', '{{\"n\": {n}}}')")
     backend = open_backend(f"{pg_base_url}?schema={schema}")
     try:
-        assert backend.migrate() == [14]
+        assert backend.migrate()[0] == 14  # the workflows migration, then any later one
         old = claim(backend)  # type: ignore[arg-type]
         assert len(old) == 3 and all(j.workflow_id is None for j in old)
         assert backend.complete(done(old[:2])) == {old[0].id, old[1].id}

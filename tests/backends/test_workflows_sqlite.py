@@ -471,7 +471,7 @@ def test_migrating_a_database_with_jobs_keeps_them_outside_any_workflow(
     monkeypatch.undo()
     new = open_backend(url, clock=clock)
     assert isinstance(new, SQLiteBackend)
-    assert new.migrate() == [13]
+    assert new.migrate()[0] == 13  # the workflows migration, then any later one
     new.check_schema()
     assert complete(new, first) == {first.id}
     found = new.get_job(ids[1])
