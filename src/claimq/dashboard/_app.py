@@ -191,6 +191,7 @@ class _Dashboard:
             Route("/api/workflows", guarded(self.workflows)),
             Route("/api/workflows/{workflow_id}", guarded(self.workflow)),
             Route("/api/audit", guarded(self.audit)),
+            Route("/api/schedules", guarded(self.schedules)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
@@ -198,6 +199,8 @@ class _Dashboard:
                   methods=["POST"]),
             Route("/api/workflows/{workflow_id}/{action}",
                   guarded(self.workflow_action, admin=True), methods=["POST"]),
+            Route("/api/schedules/{name}/{action}",
+                  guarded(self.schedule_action, admin=True), methods=["POST"]),
             Route("/api/bulk/preview", guarded(self.bulk_preview, admin=True),
                   methods=["POST"]),
             Route("/api/bulk/apply", guarded(self.bulk_apply, admin=True), methods=["POST"]),
@@ -311,6 +314,9 @@ class _Dashboard:
         return _json({"entries": entries, "next": entries[-1].id if len(entries) == 100
                       else None})
 
+    async def schedules(self, request: Request, caller: Caller) -> Response:
+        return _json({"schedules": await run_in_threadpool(_data.schedules, self.app)})
+
     async def metrics(self, request: Request, caller: Caller) -> Response:
         text = await run_in_threadpool(_data.metrics_text, self.app)
         if text is None:
@@ -368,6 +374,21 @@ class _Dashboard:
         if result is None:
             return _error(f"no workflow {workflow_id}", 404)
         return _json(result)
+
+    async def schedule_action(self, request: Request, caller: Caller) -> Response:
+        name = request.path_params["name"]
+        action = request.path_params["action"]
+        if action not in _data.SCHEDULE_ACTIONS:
+            raise InvalidInput("action must be pause, resume or run_now")
+
+        def run() -> dict[str, Any]:
+            with self.audited(request, caller, f"schedule {action}", f"schedule {name}") as entry:
+                outcome, result = _data.schedule_action(self.app, name, action)
+                entry.detail = {"job": result["job"]} if "job" in result else {}
+                entry.affected = 1
+            return {"outcome": outcome, **result}
+
+        return _json(await run_in_threadpool(run))
 
     async def bulk_preview(self, request: Request, caller: Caller) -> Response:
         body = await _body(request)

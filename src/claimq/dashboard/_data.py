@@ -16,6 +16,7 @@ from claimq.app import App
 from claimq.backends.base import LIVE_STATES, AuditEntry, Edge, QueueInfo, WorkflowInfo
 from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 from claimq.job import Job
+from claimq.schedules import Schedule
 from claimq.workflow import workflow_state
 
 Table = Literal["live", "archive", "dead"]
@@ -51,6 +52,35 @@ def queue_row(q: QueueInfo, now: datetime) -> dict[str, Any]:
 def workers(app: App) -> list[dict[str, Any]]:
     """The live worker registry (`app.workers()`)."""
     return [dataclasses.asdict(w) for w in app.workers()]
+
+
+def schedule_row(s: Schedule) -> dict[str, Any]:
+    """A schedule as the page lists it (`claimq schedules list`'s columns; not its payload)."""
+    return {"name": s.name, "task": s.task, "queue": s.queue, "cron": s.cron, "every": s.every,
+            "tz": s.tz, "missed": s.missed, "paused": s.paused, "next_run_at": s.next_run_at,
+            "last_run_at": s.last_run_at, "last_job_id": s.last_job_id, "declared": s.declared}
+
+
+def schedules(app: App) -> list[dict[str, Any]]:
+    """Every schedule (`app.schedules.list()`, as `claimq schedules list`)."""
+    return [schedule_row(s) for s in app.schedules.list()]
+
+
+SCHEDULE_ACTIONS = ("pause", "resume", "run_now")
+
+
+def schedule_action(app: App, name: str, action: str) -> tuple[str, dict[str, Any]]:
+    """A schedule action of the page, through the methods `claimq schedules pause|resume|
+    run-now` use: (outcome, the schedule's row and, for run_now, the job it enqueued)."""
+    if action == "pause":
+        return "paused", {"schedule": schedule_row(app.schedules.pause(name))}
+    if action == "resume":
+        return "resumed", {"schedule": schedule_row(app.schedules.resume(name))}
+    if action == "run_now":
+        job_id = int(app.schedules.run_now(name))
+        return f"enqueued job {job_id}", {"schedule": schedule_row(app.schedules.get(name)),
+                                          "job": job_id}
+    raise InvalidInput("action must be pause, resume or run_now")
 
 
 def metrics_text(app: App) -> str | None:

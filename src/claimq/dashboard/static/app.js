@@ -162,6 +162,7 @@ function showTab(name) {
   }
   if (name !== "workflows") stopWorkflowRefresh();
   if (name === "audit") loadAudit();
+  if (name === "schedules") loadSchedules();
   if (name === "jobs" && !state.filter) search();
 }
 
@@ -856,6 +857,72 @@ $("wf-cancel").addEventListener("click", () => workflowAction("cancel",
   "Cancel every unfinished job of workflow " + state.workflow.workflow.id + "?"));
 $("wf-retry").addEventListener("click", () => workflowAction("retry",
   "Rerun the failed steps of workflow " + state.workflow.workflow.id + "?"));
+
+// -- schedules ------------------------------------------------------------------------------
+
+// A duration in the largest unit that keeps it readable: "90 s", "5 min", "2 h", "1.5 d".
+function span(seconds) {
+  const units = [[86400, "d"], [3600, "h"], [60, "min"], [1, "s"]];
+  for (const [size, unit] of units) {
+    if (seconds >= size && (seconds % size === 0 || size === 1 || seconds >= size * 10)) {
+      const value = seconds / size;
+      return (Number.isInteger(value) ? value : value.toFixed(1)) + " " + unit;
+    }
+  }
+  return seconds + " s";
+}
+
+function jobLink(id) {
+  const link = el("a", "job " + id, { href: "#", "data-job": id, class: "job-link" });
+  link.addEventListener("click", (event) => { event.preventDefault(); showJob(id); });
+  return link;
+}
+
+function loadSchedules() {
+  return load("schedules", "api/schedules", drawSchedules);
+}
+
+function drawSchedules(data) {
+  const body = $("schedules").tBodies[0];
+  body.replaceChildren();
+  for (const s of data.schedules) {
+    const row = el("tr", null, { "data-schedule": s.name });
+    const timing = s.cron !== null ? "cron " + s.cron + (s.tz !== "UTC" ? " (" + s.tz + ")" : "")
+      : "every " + span(s.every);
+    const state = s.paused ? "paused" : "active";
+    const last = el("td", null, { class: "last-job" });
+    if (s.last_job_id === null) last.textContent = "–"; else last.append(jobLink(s.last_job_id));
+    row.append(el("td", s.name, { class: "name" }), el("td", s.task, { class: "task" }),
+               el("td", s.queue), el("td", timing, { class: "when" }),
+               el("td", state, { class: "state state-" + state }),
+               el("td", s.paused ? "– (paused)" : when(s.next_run_at), { class: "next" }),
+               el("td", when(s.last_run_at), { class: "last-run" }), last);
+    const actions = el("td", null, { class: "admin-only" });
+    actions.append(scheduleButton(s, s.paused ? "resume" : "pause"),
+                   scheduleButton(s, "run_now"));
+    row.append(actions);
+    body.append(row);
+  }
+  $("schedules-none").hidden = data.schedules.length > 0;
+}
+
+const SCHEDULE_VERBS = { pause: "Pause", resume: "Resume", run_now: "Run now" };
+
+function scheduleButton(s, action) {
+  const button = el("button", SCHEDULE_VERBS[action],
+                    { type: "button", class: "schedule-" + action.replace("_", "-") });
+  button.addEventListener("click", () => {
+    const text = action === "run_now" ? "Enqueue schedule " + s.name + "'s job (" + s.task +
+      ") now?" : SCHEDULE_VERBS[action] + " schedule " + s.name + "?";
+    act(text, "api/schedules/" + encodeURIComponent(s.name) + "/" + action, {}, async (result) => {
+      await loadSchedules();
+      const message = $("sched-message");
+      message.replaceChildren("Schedule " + s.name + ": " + result.outcome);
+      if (result.job) message.append(" (", jobLink(result.job), ")");
+    });
+  });
+  return button;
+}
 
 // -- audit ----------------------------------------------------------------------------------
 

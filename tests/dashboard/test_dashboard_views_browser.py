@@ -1,0 +1,124 @@
+"""The dashboard's views of what the CLI shows (issue 28, item 2) in Debian's headless
+Chromium, at a narrow (800 px) and a wide (1440 px) viewport, served by a real `claimq
+dashboard` process: what each view shows, and its actions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import playwright.sync_api as playwright_api
+import pytest
+from polling import wait_until
+from test_dashboard_browser import (
+    ADMIN,
+    AUDIT_LOADED,
+    CHROMIUM,
+    app,
+    confirm,
+    env,
+    server,
+    tab,
+)
+
+from claimq import App
+
+__all__ = ["app", "env", "server"]  # the fixtures, shared with test_dashboard_browser
+
+WIDTHS = (800, 1440)
+
+
+@pytest.fixture(scope="module", params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(server: str, request: pytest.FixtureRequest) -> Iterator[playwright_api.Page]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": request.param, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server)
+        page.fill("#token", ADMIN)
+        page.click("#login button[type=submit]")
+        page.wait_for_selector("#who:has-text('admin')")
+        yield page
+        browser.close()
+        assert errors == []
+
+
+# The schedules tab's rows once its newest load is answered.
+SCHEDULES_LOADED = "#schedules[aria-busy='false'] tbody tr"
+
+
+def schedule_cells(page: playwright_api.Page, name: str) -> dict[str, str]:
+    row = page.locator(f"#schedules tr[data-schedule='{name}']")
+    return {cls: row.locator(f"td.{cls}").inner_text()
+            for cls in ("task", "when", "state", "next", "last-run", "last-job")}
+
+
+def within_viewport(page: playwright_api.Page, selector: str) -> bool:
+    """The element's right edge is on screen (nothing cut off at this width)."""
+    box = page.locator(selector).bounding_box()
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    return box is not None and box["x"] + box["width"] <= width
+
+
+def test_schedules_show_their_timing_next_and_last_run_and_act(
+        page: playwright_api.Page, app: App) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    often, nightly = f"often{width}", f"nightly{width}"
+    app.schedules.add(often, "echo", every=1, queue="pz", payload={"from": often})
+    app.schedules.add(nightly, "echo", cron="0 3 * * *", tz="Europe/Lisbon", queue="pz")
+    fired = wait_until(lambda: app.schedules.fire_due().get(often), 10, "the first tick")
+    app.schedules.pause(often)  # no more ticks: the page's last job stays this one
+    tab(page, "schedules")
+    page.wait_for_selector(SCHEDULES_LOADED)
+    shown = schedule_cells(page, often)
+    assert (shown["task"], shown["when"], shown["state"]) == ("echo", "every 1 s", "paused")
+    assert shown["last-run"].endswith(" UTC") and shown["next"] == "– (paused)"
+    assert shown["last-job"] == f"job {fired[-1]}"
+    other = schedule_cells(page, nightly)
+    assert (other["when"], other["state"], other["last-job"]) == (
+        "cron 0 3 * * * (Europe/Lisbon)", "active", "–")
+    next_run = app.schedules.get(nightly).next_run_at
+    assert other["next"] == next_run.strftime("%Y-%m-%d %H:%M:%S UTC")
+    run_now = f"#schedules tr[data-schedule='{nightly}'] button.schedule-run-now"
+    assert within_viewport(page, run_now)
+
+    # resume, pause: the page's row follows, the database says the same
+    page.click(f"#schedules tr[data-schedule='{nightly}'] button.schedule-pause")
+    confirm(page)
+    page.wait_for_selector(f"#schedules tr[data-schedule='{nightly}'] td.state:has-text('paused')")
+    assert app.schedules.get(nightly).paused is True
+    assert "paused" in page.inner_text("#sched-message")
+    page.click(f"#schedules tr[data-schedule='{nightly}'] button.schedule-resume")
+    confirm(page)
+    page.wait_for_selector(f"#schedules tr[data-schedule='{nightly}'] td.state:has-text('active')")
+    assert app.schedules.get(nightly).paused is False
+
+    # run now: the message links the job it enqueued, which opens in the inspector
+    page.click(f"#schedules tr[data-schedule='{often}'] button.schedule-run-now")
+    confirm(page)
+    link = page.locator("#sched-message a.job-link")
+    link.wait_for()
+    job_id = int(link.get_attribute("data-job") or 0)
+    job = app.get_job(job_id)
+    assert (job.task, job.payload) == ("echo", {"from": often})
+    link.click()
+    page.wait_for_selector(f"#insp-title:has-text('Job {job_id} ')")
+    assert page.locator("#tab-jobs").is_visible()
+    page.click("#insp-close")  # at 800 px the panel covers the page, its tabs too
+
+    # the last tick's job, from its row
+    tab(page, "schedules")
+    page.wait_for_selector(SCHEDULES_LOADED)
+    page.click(f"#schedules tr[data-schedule='{often}'] td.last-job a")
+    page.wait_for_selector(f"#insp-title:has-text('Job {fired[-1]} ')")
+    page.click("#insp-close")
+
+    tab(page, "audit")
+    page.wait_for_selector(AUDIT_LOADED)
+    rows = page.locator("#audit tbody tr")
+    assert [rows.nth(i).locator("td").nth(3).inner_text() for i in range(3)] == [
+        "schedule run_now", "schedule resume", "schedule pause"]

@@ -1,0 +1,91 @@
+"""The dashboard's views of what the CLI shows (issue 28, item 2) over HTTP, on a real SQLite
+file, PostgreSQL and MariaDB: schedules with pause, resume and run-now (admin, same-origin,
+audited)."""
+
+from __future__ import annotations
+
+import pytest
+from polling import wait_until
+from starlette.testclient import TestClient
+from test_dashboard_http import READ, _dashboard_audit, admin, bearer, client
+
+from claimq import App
+
+__all__ = ["client"]  # the fixture, shared with test_dashboard_http
+
+
+def test_schedules_are_listed_as_the_cli_lists_them(app: App, client: TestClient) -> None:
+    assert client.get("/api/schedules").status_code == 401
+    assert client.get("/api/schedules", headers=bearer(READ)).json() == {"schedules": []}
+    app.schedules.add("often", "t", every=90, queue="q")
+    app.schedules.add("nightly", "t", cron="0 3 * * *", tz="Europe/Lisbon", paused=True)
+    rows = {s["name"]: s for s in
+            client.get("/api/schedules", headers=bearer(READ)).json()["schedules"]}
+    assert set(rows) == {"often", "nightly"}
+    often, nightly = rows["often"], rows["nightly"]
+    assert (often["task"], often["queue"], often["every"], often["cron"], often["paused"]) == (
+        "t", "q", 90, None, False)
+    assert (nightly["cron"], nightly["tz"], nightly["paused"]) == ("0 3 * * *", "Europe/Lisbon",
+                                                                   True)
+    stored = app.schedules.get("often")
+    assert often["next_run_at"] == stored.next_run_at.isoformat()
+    assert (often["last_run_at"], often["last_job_id"]) == (None, None)
+    assert "payload" not in often
+
+
+def test_a_tick_shows_as_the_last_run_and_job(app: App, client: TestClient) -> None:
+    app.schedules.add("tick", "t", every=1)
+    # its first tick falls due within a second: a scheduler pass then enqueues its job
+    fired = wait_until(lambda: app.schedules.fire_due().get("tick"), 10, "the first tick")
+    (row,) = client.get("/api/schedules", headers=bearer(READ)).json()["schedules"]
+    assert row["last_job_id"] == fired[-1]
+    assert row["last_run_at"] is not None
+
+
+def test_pause_resume_and_run_now_are_the_admins_and_audited(app: App,
+                                                              client: TestClient) -> None:
+    app.schedules.add("often", "t", every=60, queue="q")
+    csrf = client.get("/api/me", headers=bearer(READ)).json()["csrf"]
+    for action in ("pause", "resume", "run_now"):
+        refused = client.post(f"/api/schedules/often/{action}",
+                              headers={**bearer(READ), "x-claimq-csrf": csrf})
+        assert refused.status_code == 403
+        no_csrf = client.post(f"/api/schedules/often/{action}", headers=bearer("x" * 21))
+        assert no_csrf.status_code == 401
+        cross = client.post(f"/api/schedules/often/{action}",
+                            headers={**admin(client), "sec-fetch-site": "cross-site"})
+        assert cross.status_code == 403
+    assert app.schedules.get("often").paused is False
+    assert app.find_jobs("live") == []
+    headers = admin(client)
+    paused = client.post("/api/schedules/often/pause", headers=headers).json()
+    assert (paused["outcome"], paused["schedule"]["paused"]) == ("paused", True)
+    assert app.schedules.get("often").paused is True
+    resumed = client.post("/api/schedules/often/resume", headers=headers).json()
+    assert (resumed["outcome"], resumed["schedule"]["paused"]) == ("resumed", False)
+    assert app.schedules.get("often").paused is False
+    ran = client.post("/api/schedules/often/run_now", headers=headers).json()
+    (job,) = app.find_jobs("live")
+    assert ran["job"] == job.id and ran["outcome"] == f"enqueued job {job.id}"
+    assert (job.task, job.queue) == ("t", "q")
+    entries = _dashboard_audit(app)
+    assert [(e.action, e.target, e.affected) for e in entries] == [
+        ("schedule run_now", "schedule often", 1), ("schedule resume", "schedule often", 1),
+        ("schedule pause", "schedule often", 1)]
+    assert entries[0].detail["job"] == job.id
+    assert {e.detail["by"]["role"] for e in entries} == {"admin"}
+
+
+@pytest.mark.parametrize(("name", "action", "status", "error"), [
+    ("missing", "pause", 404, "no schedule 'missing'"),
+    ("missing", "run_now", 404, "no schedule 'missing'"),
+    ("often", "remove", 400, "action must be pause, resume or run_now")])
+def test_a_schedule_action_that_cannot_be_done_changes_nothing(
+        app: App, client: TestClient, name: str, action: str, status: int, error: str) -> None:
+    app.schedules.add("often", "t", every=60)
+    response = client.post(f"/api/schedules/{name}/{action}", headers=admin(client))
+    assert response.status_code == status
+    assert response.json()["error"] == error
+    assert [s.name for s in app.schedules.list()] == ["often"]
+    assert app.find_jobs("live") == []
+    assert _dashboard_audit(app) == []
