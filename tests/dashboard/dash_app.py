@@ -28,3 +28,11 @@ def gate(path: str) -> str:
     if not os.path.exists(path):
         raise Permanent(f"the gate {path} is closed")
     return "open"
+
+
+@app.task(name="hold", queue="hold")
+def hold(path: str) -> str:
+    """Runs until the file `path` exists (the workers test watches it run, then opens it)."""
+    while not os.path.exists(path):
+        time.sleep(0.05)
+    return "released"

@@ -5,7 +5,9 @@ dashboard` process: what each view shows, and its actions."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import playwright.sync_api as playwright_api
 import pytest
@@ -14,16 +16,19 @@ from test_dashboard_browser import (
     ADMIN,
     AUDIT_LOADED,
     CHROMIUM,
+    Proc,
     app,
     confirm,
     env,
     server,
     tab,
+    worker,
 )
 
 from claimq import App
+from claimq.backends.base import WorkerRecord
 
-__all__ = ["app", "env", "server"]  # the fixtures, shared with test_dashboard_browser
+__all__ = ["app", "env", "server", "worker"]  # the fixtures, shared with test_dashboard_browser
 
 WIDTHS = (800, 1440)
 
@@ -64,6 +69,11 @@ def within_viewport(page: playwright_api.Page, selector: str) -> bool:
     return box is not None and box["x"] + box["width"] <= width
 
 
+def no_page_scroll(page: playwright_api.Page) -> bool:
+    return bool(page.evaluate(
+        "document.documentElement.scrollWidth <= document.documentElement.clientWidth"))
+
+
 def test_schedules_show_their_timing_next_and_last_run_and_act(
         page: playwright_api.Page, app: App) -> None:
     width = page.viewport_size["width"] if page.viewport_size else 0
@@ -84,7 +94,7 @@ def test_schedules_show_their_timing_next_and_last_run_and_act(
     next_run = app.schedules.get(nightly).next_run_at
     assert other["next"] == next_run.strftime("%Y-%m-%d %H:%M:%S UTC")
     run_now = f"#schedules tr[data-schedule='{nightly}'] button.schedule-run-now"
-    assert within_viewport(page, run_now)
+    assert within_viewport(page, run_now) and no_page_scroll(page)
 
     # resume, pause: the page's row follows, the database says the same
     page.click(f"#schedules tr[data-schedule='{nightly}'] button.schedule-pause")
@@ -122,3 +132,58 @@ def test_schedules_show_their_timing_next_and_last_run_and_act(
     rows = page.locator("#audit tbody tr")
     assert [rows.nth(i).locator("td").nth(3).inner_text() for i in range(3)] == [
         "schedule run_now", "schedule resume", "schedule pause"]
+
+
+# A duration as the page writes it: a number and a unit, never a raw float of seconds.
+HUMAN = re.compile(r"^\d+\.\d (s|min|h)$")
+
+
+def test_workers_show_state_queues_human_times_and_current_jobs(
+        page: playwright_api.Page, app: App, worker: Callable[[str], Proc],
+        tmp_path: Path) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    everything = f"h:{width}:all-queues"
+    app.backend.register_worker(WorkerRecord(everything, "h", width, None, 2, "9"))
+    release = tmp_path / "release"
+    proc = worker("hold")
+    job_id = app.enqueue("hold", {"path": str(release)}, queue="hold")
+    wait_until(lambda: proc.alive() and app.get_job(job_id).status == "processing", 30,
+               "the worker to run the job")
+    tab(page, "workers")
+    row = page.locator(f"#worker-list tr:has(li[data-job='{job_id}'])")
+    row.wait_for()
+    cells = {c: row.locator(f"td.{c}").inner_text()
+             for c in ("state", "queues", "up-for", "last-seen", "in-flight")}
+    assert (cells["state"], cells["queues"]) == ("alive", "hold")
+    assert HUMAN.match(cells["up-for"]), cells
+    assert HUMAN.match(cells["last-seen"].removesuffix(" ago")), cells
+    item = row.locator(f"li[data-job='{job_id}']")
+    assert HUMAN.match(item.locator(".elapsed").inner_text())
+    assert "hold" in item.inner_text()
+    other = page.locator(f"#worker-list tr[data-worker='{everything}']")
+    assert other.locator("td.queues").inner_text() == "all"
+    assert other.locator("td.jobs").inner_text() == "–"
+    heads = page.locator("#worker-list thead th").all_inner_texts()
+    assert heads[:3] == ["Worker", "State", "Host"] and "Current jobs" in heads
+    assert not any("_" in h for h in heads)  # no raw field names
+    assert no_page_scroll(page)  # a wide table scrolls inside its box, not the page
+
+    # the job opens in the inspector
+    item.locator("a.job-link").click()
+    page.wait_for_selector(f"#insp-title:has-text('Job {job_id} ')")
+    page.click("#insp-close")
+
+    # the overview's table reads the same way, without its jobs
+    tab(page, "overview")
+    overview = page.locator(f"#workers tr[data-worker='{everything}']")
+    overview.wait_for()
+    assert overview.locator("td.queues").inner_text() == "all"
+    assert "silent_for" not in page.inner_text("#workers thead")
+
+    # the tab follows its workers: the job finished, it is gone from the row
+    tab(page, "workers")
+    row.wait_for()
+    release.touch()
+    wait_until(lambda: app.get_job(job_id).status == "succeeded", 30, "the job to finish")
+    page.locator(f"#worker-list li[data-job='{job_id}']").wait_for(state="detached")
+    app.backend.unregister_worker(everything)

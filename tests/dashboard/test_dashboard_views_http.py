@@ -1,6 +1,6 @@
 """The dashboard's views of what the CLI shows (issue 28, item 2) over HTTP, on a real SQLite
 file, PostgreSQL and MariaDB: schedules with pause, resume and run-now (admin, same-origin,
-audited)."""
+audited); workers with their queues, state and current jobs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 from test_dashboard_http import READ, _dashboard_audit, admin, bearer, client
 
 from claimq import App
+from claimq.backends.base import WorkerRecord
 
 __all__ = ["client"]  # the fixture, shared with test_dashboard_http
 
@@ -89,3 +90,34 @@ def test_a_schedule_action_that_cannot_be_done_changes_nothing(
     assert [s.name for s in app.schedules.list()] == ["often"]
     assert app.find_jobs("live") == []
     assert _dashboard_audit(app) == []
+
+
+def test_workers_show_their_state_queues_and_current_jobs(app: App, client: TestClient) -> None:
+    assert client.get("/api/workers").status_code == 401
+    assert client.get("/api/workers", headers=bearer(READ)).json()["workers"] == []
+    app.backend.register_worker(WorkerRecord("h:3:gone", "h", 3, ("q",), 2, "9"))
+    wait_until(lambda: app.backend.prune_workers(0.05, 3600)[0], 10, "the reaper's mark")
+    app.backend.register_worker(WorkerRecord("h:1:a", "h", 1, ("q", "r"), 4, "9"))
+    app.backend.register_worker(WorkerRecord("h:2:b", "h", 2, None, 8, "9"))
+    ids = [app.enqueue("t", {"n": i}, queue="q") for i in range(3)]
+    claimed = app.backend.claim("h:1:a", ["q"], 2, 30.0, start=True)
+    assert len(claimed) == 2
+    data = client.get("/api/workers", headers=bearer(READ)).json()
+    rows = {w["id"]: w for w in data["workers"]}
+    assert {k: (w["state"], w["queues"]) for k, w in rows.items()} == {
+        "h:1:a": ("alive", ["q", "r"]), "h:2:b": ("alive", None), "h:3:gone": ("dead", ["q"])}
+    a = rows["h:1:a"]
+    assert sorted(j["id"] for j in a["jobs"]) == sorted(j.id for j in claimed)
+    assert {(j["task"], j["queue"]) for j in a["jobs"]} == {("t", "q")}
+    assert all(isinstance(j["elapsed"], float) and j["elapsed"] >= 0 for j in a["jobs"])
+    assert rows["h:2:b"]["jobs"] == [] and rows["h:3:gone"]["jobs"] == []
+    assert isinstance(a["up_for"], float) and rows["h:3:gone"]["up_for"] is None
+    assert (data["unlisted"], data["truncated"]) == ([], False)
+    assert set(ids) - {j.id for j in claimed}  # the unclaimed job is nobody's
+    # a worker pruned from the registry while its jobs run: they are listed apart
+    app.backend.unregister_worker("h:1:a")
+    data = client.get("/api/workers", headers=bearer(READ)).json()
+    assert sorted(j["id"] for j in data["unlisted"]) == sorted(j.id for j in claimed)
+    # the overview's workers say their state too
+    overview = client.get("/api/overview", headers=bearer(READ)).json()["workers"]
+    assert {w["id"]: w["state"] for w in overview} == {"h:2:b": "alive", "h:3:gone": "dead"}

@@ -192,6 +192,7 @@ class _Dashboard:
             Route("/api/workflows/{workflow_id}", guarded(self.workflow)),
             Route("/api/audit", guarded(self.audit)),
             Route("/api/schedules", guarded(self.schedules)),
+            Route("/api/workers", guarded(self.workers)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
@@ -316,6 +317,9 @@ class _Dashboard:
 
     async def schedules(self, request: Request, caller: Caller) -> Response:
         return _json({"schedules": await run_in_threadpool(_data.schedules, self.app)})
+
+    async def workers(self, request: Request, caller: Caller) -> Response:
+        return _json(await run_in_threadpool(_data.workers_with_jobs, self.app))
 
     async def metrics(self, request: Request, caller: Caller) -> Response:
         text = await run_in_threadpool(_data.metrics_text, self.app)

@@ -13,7 +13,14 @@ from typing import Any, Literal
 import orjson
 
 from claimq.app import App
-from claimq.backends.base import LIVE_STATES, AuditEntry, Edge, QueueInfo, WorkflowInfo
+from claimq.backends.base import (
+    LIVE_STATES,
+    AuditEntry,
+    Edge,
+    QueueInfo,
+    WorkerInfo,
+    WorkflowInfo,
+)
 from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 from claimq.job import Job
 from claimq.schedules import Schedule
@@ -49,9 +56,40 @@ def queue_row(q: QueueInfo, now: datetime) -> dict[str, Any]:
     }
 
 
+RUNNING_JOBS = 1000  # the workers' view lists at most this many running jobs (newest first)
+
+
+def worker_state(w: WorkerInfo) -> str:
+    """alive; silent (no refresh within the liveness window: killed or cut off); dead (a
+    reaper marked it so), as `claimq workers` says."""
+    return "alive" if w.alive else "silent" if w.dead_at is None else "dead"
+
+
 def workers(app: App) -> list[dict[str, Any]]:
-    """The live worker registry (`app.workers()`)."""
-    return [dataclasses.asdict(w) for w in app.workers()]
+    """The worker registry (`app.workers()`, as `claimq workers` reads it), each with its
+    `state` and, alive, `up_for` (seconds since it started)."""
+    now = app.backend.now()
+    return [{**dataclasses.asdict(w), "state": worker_state(w),
+             "up_for": (now - w.started_at).total_seconds() if w.alive else None}
+            for w in app.workers()]
+
+
+def workers_with_jobs(app: App) -> dict[str, Any]:
+    """The workers' view: each worker (`workers()`) with the running jobs it holds (the newest
+    RUNNING_JOBS running jobs, each with its elapsed seconds), and the running jobs of no
+    listed worker (a worker pruned from the registry before its jobs' leases ran out)."""
+    rows = workers(app)
+    now = app.backend.now()
+    running = app.find_jobs("live", state="running", limit=RUNNING_JOBS + 1)
+    by_worker: dict[str | None, list[dict[str, Any]]] = {}
+    for job in running[:RUNNING_JOBS]:
+        summary = job_summary(job, now)
+        by_worker.setdefault(job.worker_id, []).append(
+            {k: summary[k] for k in ("id", "queue", "task", "started_at", "elapsed")})
+    for row in rows:
+        row["jobs"] = by_worker.pop(row["id"], [])
+    return {"workers": rows, "unlisted": [j for jobs in by_worker.values() for j in jobs],
+            "truncated": len(running) > RUNNING_JOBS, "running_limit": RUNNING_JOBS}
 
 
 def schedule_row(s: Schedule) -> dict[str, Any]:

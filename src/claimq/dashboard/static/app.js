@@ -163,6 +163,7 @@ function showTab(name) {
   if (name !== "workflows") stopWorkflowRefresh();
   if (name === "audit") loadAudit();
   if (name === "schedules") loadSchedules();
+  if (name === "workers") followWorkers(); else stopWorkers();
   if (name === "jobs" && !state.filter) search();
 }
 
@@ -195,7 +196,7 @@ function listen() {
 function update(snapshot) {
   renderStates(snapshot.states || {});
   renderQueues(snapshot.queues);
-  renderRows("workers", snapshot.workers);
+  renderWorkers("workers", snapshot.workers, false);
   renderRows("breakers", snapshot.breakers || []);
   plot(snapshot);
 }
@@ -922,6 +923,80 @@ function scheduleButton(s, action) {
     });
   });
   return button;
+}
+
+// -- workers --------------------------------------------------------------------------------
+// The overview's table and the Workers tab share the columns; the tab adds each worker's
+// current jobs (ids linking to the inspector) and follows them every 2 s while it is shown.
+
+const WORKER_COLUMNS = [
+  ["Worker", (w) => cell(w.id, "worker-id")],
+  ["State", (w) => el("td", w.state, { class: "state state-" + w.state })],
+  ["Host", (w) => cell(w.host)], ["PID", (w) => cell(w.pid, "num")],
+  ["Queues", (w) => cell(w.queues === null ? "all" : w.queues.join(", "), "queues")],
+  ["Up for", (w) => cell(w.up_for === null ? "–" : age(w.up_for), "num up-for")],
+  ["Last seen", (w) => cell(age(w.silent_for) + " ago", "num last-seen")],
+  // a gone worker's last count is stale: its jobs come back when their leases end
+  ["In flight", (w) => cell(w.state === "alive" ? w.in_flight : "–", "num in-flight")],
+  ["Concurrency", (w) => cell(w.concurrency, "num")],
+  ["Version", (w) => cell(w.version)],
+];
+
+function renderWorkers(id, rows, withJobs) {
+  $(id + "-none").hidden = rows.length > 0;
+  $(id).hidden = rows.length === 0;
+  const head = el("tr");
+  for (const [name] of WORKER_COLUMNS) head.append(el("th", name));
+  if (withJobs) head.append(el("th", "Current jobs"));
+  $(id).tHead.replaceChildren(head);
+  const body = $(id).tBodies[0];
+  body.replaceChildren();
+  for (const w of rows) {
+    const row = el("tr", null, { "data-worker": w.id });
+    for (const [, draw] of WORKER_COLUMNS) row.append(draw(w));
+    if (withJobs) row.append(currentJobs(w.jobs));
+    body.append(row);
+  }
+}
+
+function currentJobs(jobs) {
+  const td = el("td", null, { class: "jobs" });
+  if (!jobs.length) { td.textContent = "–"; return td; }
+  const list = el("ul", null, { class: "plain" });
+  for (const job of jobs) {
+    const item = el("li", null, { "data-job": job.id });
+    item.append(jobLink(job.id), " " + job.task + " · ",
+                el("span", job.elapsed === null ? "–" : age(Math.max(job.elapsed, 0)),
+                   { class: "elapsed" }));
+    list.append(item);
+  }
+  td.append(list);
+  return td;
+}
+
+function loadWorkers() {
+  return load("worker-list", "api/workers", (data) => {
+    renderWorkers("worker-list", data.workers, true);
+    const note = $("worker-unlisted");
+    note.replaceChildren();
+    note.hidden = !data.unlisted.length && !data.truncated;
+    if (data.unlisted.length) {
+      note.append("Running on workers no longer listed: ");
+      data.unlisted.forEach((job, i) => note.append(i ? ", " : "", jobLink(job.id)));
+      note.append(". ");
+    }
+    if (data.truncated) note.append("Only the newest " + data.running_limit + " running jobs are shown.");
+  });
+}
+
+function followWorkers() {
+  stopWorkers();
+  loadWorkers();
+  followWorkers.timer = setInterval(loadWorkers, 2000);
+}
+
+function stopWorkers() {
+  clearInterval(followWorkers.timer);
 }
 
 // -- audit ----------------------------------------------------------------------------------
