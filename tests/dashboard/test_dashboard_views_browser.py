@@ -25,7 +25,7 @@ from test_dashboard_browser import (
     worker,
 )
 
-from claimq import App
+from claimq import App, Throttled
 from claimq.backends.base import WorkerRecord
 
 __all__ = ["app", "env", "server", "worker"]  # the fixtures, shared with test_dashboard_browser
@@ -187,3 +187,55 @@ def test_workers_show_state_queues_human_times_and_current_jobs(
     wait_until(lambda: app.get_job(job_id).status == "succeeded", 30, "the job to finish")
     page.locator(f"#worker-list li[data-job='{job_id}']").wait_for(state="detached")
     app.backend.unregister_worker(everything)
+
+
+def test_flow_control_shows_limits_throttles_and_breakers(
+        page: playwright_api.Page, app: App) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    api, plain, task = f"api{width}", f"plain{width}", f"call{width}"
+    app.configure_queue(api, max_workers=3, rate_limit="10/s", rate_burst=20,
+                        key_rate_limit="2/m", aging=30, aging_cap=5)
+    app.configure_breaker(task, failures=1, window=60, cooldown=120, queue=api)
+    app.enqueue(task, {"n": 1}, queue=api, rate_key="c:a")
+    app.enqueue(task, {"n": 2}, queue=plain)
+    for queue in (api, plain):
+        (job,) = app.claim("w", [queue], limit=1, start=True)
+        assert app.fail(job, Throttled(after=300), attempt=1) == "retried"
+    app.enqueue(task, {"n": 3}, queue=api)
+    (job,) = [j for j in app.claim("w", [api], limit=5, start=True) if j.payload["n"] == 3]
+    app.fail(job, RuntimeError("down"), attempt=1)
+
+    tab(page, "flow")
+    page.wait_for_selector(f"#flow[aria-busy='false'] tr[data-queue='{plain}']")
+    row = page.locator(f"#flow tr[data-queue='{api}']")
+    cells = {c: row.locator(f"td.{c}").inner_text()
+             for c in ("limit", "rate", "key-rate", "aging", "throttled-until", "state")}
+    assert cells == {"limit": "3", "rate": "10 per s (burst 20)", "key-rate": "2 per 1 min",
+                     "aging": "+1 every 30 s, at most +5", "throttled-until": "–",
+                     "state": "active"}
+    other = page.locator(f"#flow tr[data-queue='{plain}']")
+    assert other.locator("td.state").inner_text() == "throttled"
+    stored = next(q for q in app.queues() if q.name == plain).throttled_until
+    assert stored is not None
+    shown = other.locator("td.throttled-until").inner_text()
+    assert shown.startswith(stored.strftime("%Y-%m-%d %H:%M:%S UTC (in "))
+    assert HUMAN.match(shown.split("(in ")[1].rstrip(")"))
+    key = page.locator(f"#throttled tr[data-queue='{api}'][data-key='c:a']")
+    assert key.locator("td.until").inner_text().endswith(" UTC")
+    assert HUMAN.match(key.locator("td.in").inner_text())
+    breaker = page.locator(f"#flow-breakers tr[data-task='{task}']")
+    assert {c: breaker.locator(f"td.{c}").inner_text()
+            for c in ("state", "failures", "opens", "cooldown")} == {
+        "state": "open", "failures": "1 of 1", "opens": "1 failure in 1 min",
+        "cooldown": "2 min"}
+    opened = next(b for b in app.breakers() if b.task == task).open_until
+    assert opened is not None
+    assert breaker.locator("td.open-until").inner_text() == opened.strftime(
+        "%Y-%m-%d %H:%M:%S UTC")
+    assert no_page_scroll(page)
+    # the overview's breakers read the same way (not raw fields)
+    tab(page, "overview")
+    overview = page.locator(f"#breakers tr[data-task='{task}']")
+    overview.wait_for()
+    assert overview.locator("td.state").inner_text() == "open"
+    assert "failure_limit" not in page.inner_text("#breakers thead")

@@ -1,6 +1,6 @@
 """The dashboard's views of what the CLI shows (issue 28, item 2) over HTTP, on a real SQLite
 file, PostgreSQL and MariaDB: schedules with pause, resume and run-now (admin, same-origin,
-audited); workers with their queues, state and current jobs."""
+audited); workers with their queues, state and current jobs; flow control per queue."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from polling import wait_until
 from starlette.testclient import TestClient
 from test_dashboard_http import READ, _dashboard_audit, admin, bearer, client
 
-from claimq import App
+from claimq import App, Throttled
 from claimq.backends.base import WorkerRecord
 
 __all__ = ["client"]  # the fixture, shared with test_dashboard_http
@@ -121,3 +121,44 @@ def test_workers_show_their_state_queues_and_current_jobs(app: App, client: Test
     # the overview's workers say their state too
     overview = client.get("/api/overview", headers=bearer(READ)).json()["workers"]
     assert {w["id"]: w["state"] for w in overview} == {"h:2:b": "alive", "h:3:gone": "dead"}
+
+
+def test_flow_control_shows_limits_throttles_and_breakers(app: App, client: TestClient) -> None:
+    assert client.get("/api/flow").status_code == 401
+    app.configure_queue("api", max_workers=3, rate_limit="10/s", rate_burst=20,
+                        key_rate_limit="2/m", aging=30, aging_cap=5)
+    app.configure_queue("plain")
+    app.configure_breaker("call", failures=1, window=60, cooldown=120, queue="api")
+    app.configure_breaker("other", failures=4, queue="api")
+    # a job with a rate key throttled: that key pauses; a job without one: the whole queue
+    app.enqueue("call", {"n": 1}, queue="api", rate_key="c:a")
+    app.enqueue("call", {"n": 2}, queue="plain")
+    for queue in ("api", "plain"):
+        (job,) = app.claim("w", [queue], limit=1, start=True)
+        assert app.fail(job, Throttled(after=300), attempt=1) == "retried"
+    # a failure of `call` opens its breaker in api
+    app.enqueue("call", {"n": 3}, queue="api")
+    before = client.get("/api/flow", headers=bearer(READ)).json()
+    assert before["flow_control"] is True
+    queues = {q["name"]: q for q in before["queues"]}
+    api, plain = queues["api"], queues["plain"]
+    assert (api["max_workers"], api["rate_limit"]["count"], api["rate_limit"]["period"],
+            api["rate_limit"]["burst"]) == (3, 10, 1, 20)
+    assert api["rate_limit"]["text"] == "10/s (burst 20)"
+    assert api["key_rate_limit"]["text"] == "2/60s"
+    assert api["aging"] == {"step": 30, "cap": 5}
+    assert api["throttled_until"] is None and plain["throttled_until"] is not None
+    assert (plain["rate_limit"], plain["key_rate_limit"], plain["aging"]) == (None, None, None)
+    (key,) = before["throttled_keys"]
+    assert (key["queue"], key["key"]) == ("api", "c:a")
+    assert key["until"] == app.throttled_keys()[0].until.isoformat()
+    breakers = {b["task"]: b for b in before["breakers"]}
+    assert {t: (b["state"], b["failure_limit"]) for t, b in breakers.items()} == {
+        "call": ("closed", 1), "other": ("closed", 4)}
+    opened = [j for j in app.claim("w", ["api"], limit=5, start=True) if j.payload["n"] == 3]
+    app.fail(opened[0], RuntimeError("down"), attempt=1)
+    after = client.get("/api/flow", headers=bearer(READ)).json()
+    call = next(b for b in after["breakers"] if b["task"] == "call")
+    assert (call["state"], call["failures"], call["cooldown"]) == ("open", 1, 120)
+    stored = next(b for b in app.breakers() if b.task == "call")
+    assert stored.open_until is not None and call["open_until"] == stored.open_until.isoformat()

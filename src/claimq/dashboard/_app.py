@@ -193,6 +193,7 @@ class _Dashboard:
             Route("/api/audit", guarded(self.audit)),
             Route("/api/schedules", guarded(self.schedules)),
             Route("/api/workers", guarded(self.workers)),
+            Route("/api/flow", guarded(self.flow)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
@@ -320,6 +321,9 @@ class _Dashboard:
 
     async def workers(self, request: Request, caller: Caller) -> Response:
         return _json(await run_in_threadpool(_data.workers_with_jobs, self.app))
+
+    async def flow(self, request: Request, caller: Caller) -> Response:
+        return _json(await run_in_threadpool(_data.flow, self.app))
 
     async def metrics(self, request: Request, caller: Caller) -> Response:
         text = await run_in_threadpool(_data.metrics_text, self.app)

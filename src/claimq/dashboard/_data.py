@@ -18,6 +18,7 @@ from claimq.backends.base import (
     AuditEntry,
     Edge,
     QueueInfo,
+    RateLimit,
     WorkerInfo,
     WorkflowInfo,
 )
@@ -119,6 +120,31 @@ def schedule_action(app: App, name: str, action: str) -> tuple[str, dict[str, An
         return f"enqueued job {job_id}", {"schedule": schedule_row(app.schedules.get(name)),
                                           "job": job_id}
     raise InvalidInput("action must be pause, resume or run_now")
+
+
+def _rate(rate: RateLimit | None) -> dict[str, Any] | None:
+    return None if rate is None else {"count": rate.count, "period": rate.period,
+                                      "burst": rate.burst, "text": str(rate)}
+
+
+def flow(app: App) -> dict[str, Any]:
+    """Flow control, as `claimq queues list` and `claimq stats` read it: each queue's worker
+    limit, rate limits (the queue's, per rate key), priority aging, whether it takes jobs by
+    concurrency key, and until when a handler's Throttled pauses it (app.queues()); the rate
+    keys a Throttled pauses (app.throttled_keys()); the circuit breakers (app.breakers())."""
+    now = app.backend.now()
+    return {
+        "now": now, "flow_control": app.backend.capabilities.flow_control,
+        "queues": [{"name": q.name, "state": queue_row(q, now)["state"],
+                    "max_workers": q.max_workers, "running": q.fetched + q.processing,
+                    "rate_limit": _rate(q.rate_limit), "key_rate_limit": _rate(q.key_rate_limit),
+                    "aging": None if q.aging is None else {"step": q.aging.step,
+                                                            "cap": q.aging.cap},
+                    "keyed": q.keyed, "throttled_until": q.throttled_until}
+                   for q in app.queues()],
+        "throttled_keys": [dataclasses.asdict(k) for k in app.throttled_keys()],
+        "breakers": [dataclasses.asdict(b) for b in app.breakers()],
+    }
 
 
 def metrics_text(app: App) -> str | None:

@@ -164,6 +164,7 @@ function showTab(name) {
   if (name === "audit") loadAudit();
   if (name === "schedules") loadSchedules();
   if (name === "workers") followWorkers(); else stopWorkers();
+  if (name === "flow") followFlow(); else stopFlow();
   if (name === "jobs" && !state.filter) search();
 }
 
@@ -197,7 +198,7 @@ function update(snapshot) {
   renderStates(snapshot.states || {});
   renderQueues(snapshot.queues);
   renderWorkers("workers", snapshot.workers, false);
-  renderRows("breakers", snapshot.breakers || []);
+  renderBreakers("breakers", snapshot.breakers || []);
   plot(snapshot);
 }
 
@@ -278,27 +279,6 @@ $("limit-form").addEventListener("submit", async (event) => {
   dialog.close("ok");
   toast("Queue " + name + ": limit " + (value === null ? "none" : value));
 });
-
-// A table of plain rows (the worker registry, the circuit breakers): a column per field.
-function renderRows(id, rows) {
-  $(id + "-none").hidden = rows.length > 0;
-  $(id).hidden = rows.length === 0;
-  if (!rows.length) return;
-  const keys = Object.keys(rows[0]);
-  const head = el("tr");
-  for (const k of keys) head.append(el("th", k));
-  $(id).tHead.replaceChildren(head);
-  const body = $(id).tBodies[0];
-  body.replaceChildren();
-  for (const w of rows) {
-    const row = el("tr");
-    for (const k of keys) {
-      const v = w[k];
-      row.append(el("td", v !== null && typeof v === "object" ? JSON.stringify(v) : v));
-    }
-    body.append(row);
-  }
-}
 
 const HISTORY = 120;
 
@@ -997,6 +977,98 @@ function followWorkers() {
 
 function stopWorkers() {
   clearInterval(followWorkers.timer);
+}
+
+// -- flow control ---------------------------------------------------------------------------
+// Per queue: its limit, rate limits, priority aging, concurrency keys and throttle; the rate
+// keys a Throttled paused; the circuit breakers. Followed every 2 s while the tab is shown.
+
+function rateText(rate) {
+  if (!rate) return "none";
+  const per = rate.period === 1 ? "s" : span(rate.period);
+  return rate.count + " per " + per + (rate.burst === null ? "" : " (burst " + rate.burst + ")");
+}
+
+// "in 4.5 min" until a database time, from the page's `now` (the server's).
+function until(text, now) {
+  if (!text) return "–";
+  return when(text) + " (in " + age(Math.max((new Date(text) - now) / 1000, 0)) + ")";
+}
+
+const BREAKER_COLUMNS = [
+  ["Queue", (b) => cell(b.queue)], ["Task", (b) => cell(b.task, "task")],
+  ["State", (b) => el("td", b.state.replace("_", " "), { class: "state breaker-" + b.state })],
+  ["Failures", (b) => cell(b.failures + " of " + b.failure_limit, "num failures")],
+  ["Opens after", (b) => cell(b.failure_limit + (b.failure_limit === 1 ? " failure" : " failures") +
+                             " in " + span(b.window), "opens")],
+  ["Open for", (b) => cell(span(b.cooldown), "cooldown")],
+  ["Open until", (b) => cell(b.state === "open" ? when(b.open_until) : "–", "open-until")],
+  ["Probe", (b) => {
+    const td = el("td", null, { class: "probe" });
+    if (b.state === "half_open" && b.probe_id !== null) td.append(jobLink(b.probe_id));
+    else td.textContent = "–";
+    return td;
+  }],
+];
+
+function renderBreakers(id, rows) {
+  $(id + "-none").hidden = rows.length > 0;
+  $(id).hidden = rows.length === 0;
+  const head = el("tr");
+  for (const [name] of BREAKER_COLUMNS) head.append(el("th", name));
+  $(id).tHead.replaceChildren(head);
+  const body = $(id).tBodies[0];
+  body.replaceChildren();
+  for (const b of rows) {
+    const row = el("tr", null, { "data-queue": b.queue, "data-task": b.task });
+    for (const [, draw] of BREAKER_COLUMNS) row.append(draw(b));
+    body.append(row);
+  }
+}
+
+function loadFlow() {
+  return load("flow", "api/flow", (data) => {
+    const now = new Date(data.now);  // the database's time, as the times it gave
+    $("flow-off").hidden = data.flow_control;
+    const body = $("flow").tBodies[0];
+    body.replaceChildren();
+    for (const q of data.queues) {
+      const row = el("tr", null, { "data-queue": q.name });
+      const throttled = q.throttled_until !== null;
+      row.append(cell(q.name, "name"),
+                 el("td", throttled && q.state === "active" ? "throttled" : q.state,
+                    { class: "state state-" + q.state }),
+                 cell(q.running, "num running"),
+                 cell(q.max_workers === null ? "none" : q.max_workers, "num limit"),
+                 cell(rateText(q.rate_limit), "rate"), cell(rateText(q.key_rate_limit), "key-rate"),
+                 cell(q.keyed ? "yes" : "no", "keyed"),
+                 cell(q.aging ? "+1 every " + span(q.aging.step) + ", at most +" + q.aging.cap
+                      : "none", "aging"),
+                 cell(until(q.throttled_until, now), "throttled-until"));
+      body.append(row);
+    }
+    const keys = $("throttled").tBodies[0];
+    keys.replaceChildren();
+    for (const k of data.throttled_keys) {
+      const row = el("tr", null, { "data-queue": k.queue, "data-key": k.key });
+      row.append(cell(k.queue), cell(k.key, "key"), cell(when(k.until), "until"),
+                 cell(age(Math.max((new Date(k.until) - now) / 1000, 0)), "num in"));
+      keys.append(row);
+    }
+    $("throttled").hidden = !data.throttled_keys.length;
+    $("throttled-none").hidden = data.throttled_keys.length > 0;
+    renderBreakers("flow-breakers", data.breakers);
+  });
+}
+
+function followFlow() {
+  stopFlow();
+  loadFlow();
+  followFlow.timer = setInterval(loadFlow, 2000);
+}
+
+function stopFlow() {
+  clearInterval(followFlow.timer);
 }
 
 // -- audit ----------------------------------------------------------------------------------
