@@ -31,7 +31,8 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 _NEXT_TO_PYTHON = Path(sys.executable).with_name("claimq")
 CLAIMQ = str(_NEXT_TO_PYTHON) if _NEXT_TO_PYTHON.exists() else shutil.which("claimq") or "claimq"
-SCREENSHOT = os.environ.get("CLAIMQ_DASHBOARD_SCREENSHOT")  # a path: take docs/dashboard.png
+SCREENSHOT = os.environ.get("CLAIMQ_DASHBOARD_SCREENSHOT")  # a path: extra screenshots there
+# (the README's come from tests/dashboard/screenshots.py)
 
 def _free_port() -> int:
     with socket.socket() as s:
