@@ -239,3 +239,31 @@ def test_flow_control_shows_limits_throttles_and_breakers(
     overview.wait_for()
     assert overview.locator("td.state").inner_text() == "open"
     assert "failure_limit" not in page.inner_text("#breakers thead")
+
+
+def test_hostile_names_show_as_text_in_every_view(page: playwright_api.Page, app: App) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    hostile = f"<img src=x onerror=\"window.__pwned = {width}\">"
+    task = f"t<b>{width}"  # a task name may hold < and >
+    app.schedules.add(f"hostile{width}", task, every=60, queue=f"hq{width}")
+    worker_id = f"h:{width}:hostile"
+    app.backend.register_worker(WorkerRecord(worker_id, hostile, 1, (f"q<i>{width}",), 1, "9"))
+    queue = f"hk{width}"
+    app.enqueue(task, {}, queue=queue, rate_key=hostile)
+    (job,) = app.claim("w", [queue], limit=1, start=True)
+    app.fail(job, Throttled(after=300), attempt=1)
+    tab(page, "schedules")
+    page.wait_for_selector(f"#schedules[aria-busy='false'] tr[data-schedule='hostile{width}']")
+    assert page.locator(f"#schedules tr[data-schedule='hostile{width}'] td.task").inner_text() \
+        == task
+    tab(page, "workers")
+    row = page.locator(f"#worker-list tr[data-worker='{worker_id}']")
+    row.wait_for()
+    assert hostile in row.inner_text() and f"q<i>{width}" in row.inner_text()
+    tab(page, "flow")
+    key = page.locator(f"#throttled tr[data-queue='{queue}'] td.key")
+    key.wait_for()
+    assert key.inner_text() == hostile
+    assert page.locator("main img, main b, main i").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    app.backend.unregister_worker(worker_id)
