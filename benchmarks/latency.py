@@ -48,6 +48,7 @@ TICK = "latency.tick"
 SCHEDULE = "latency-tick"
 OUT_ENV = "CLAIMQ_LATENCY_OUT"
 SCHEDULE_ENV = "CLAIMQ_LATENCY_SCHEDULE"
+TRACE_ENV = "CLAIMQ_LATENCY_TRACE"
 URLS = {
     "postgresql": "postgresql://postgres@127.0.0.1/lat_bench",
     "mariadb": "mysql://root@127.0.0.1:3306/test",
@@ -109,7 +110,40 @@ def _make_app() -> Any:
     return made
 
 
+def _trace() -> None:
+    """--trace: the worker also records each step of the wake-up path (PostgreSQL): a
+    notification read by the listener's thread (n), the fetcher woken on the loop (k), a claim
+    sent (c) and returned (r)."""
+    from claimq._worker.claims import Claims
+    from claimq._worker.fetcher import Fetcher
+    from claimq.backends.postgres.backend import _PgListener
+
+    notices, wake, settle = _PgListener.notices, Fetcher.wake, Claims.settle
+
+    def traced_notices(self: Any, timeout: float) -> Any:
+        for note in notices(self, timeout):
+            _record(f"e n {time.time():.6f}\n")
+            yield note
+
+    def traced_wake(self: Any) -> None:
+        _record(f"e k {time.time():.6f}\n")
+        wake(self)
+
+    async def traced_settle(self: Any, *a: Any, **k: Any) -> Any:
+        _record(f"e c {time.time():.6f}\n")
+        try:
+            return await settle(self, *a, **k)
+        finally:
+            _record(f"e r {time.time():.6f}\n")
+
+    _PgListener.notices = traced_notices  # type: ignore[method-assign]
+    Fetcher.wake = traced_wake  # type: ignore[method-assign]
+    Claims.settle = traced_settle  # type: ignore[method-assign]
+
+
 if __name__ != "__main__" and os.environ.get(OUT_ENV):
+    if os.environ.get(TRACE_ENV):
+        _trace()
     app = _make_app()
 
 # -- the measuring side ----------------------------------------------------------------------
@@ -127,6 +161,7 @@ class Records:
         self.offset = 0
         self.probes: dict[int, float] = {}
         self.ticks: list[tuple[int, float, float]] = []
+        self.events: list[tuple[str, float]] = []
 
     def poll(self) -> None:
         with open(self.path, encoding="utf-8") as f:
@@ -138,6 +173,8 @@ class Records:
             parts = line.split()
             if parts[0] == "p":
                 self.probes[int(parts[1])] = float(parts[2])
+            elif parts[0] == "e":
+                self.events.append((parts[1], float(parts[2])))
             else:
                 self.ticks.append((int(parts[1]), float(parts[2]), float(parts[3])))
 
@@ -164,10 +201,14 @@ class Records:
 
 
 @contextmanager
-def worker(url: str, out: Path, *, schedule: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+def worker(url: str, out: Path, *, schedule: bool = False,
+           trace: bool = False) -> Iterator[subprocess.Popen[bytes]]:
     env = {**os.environ, "CLAIMQ_DATABASE_URL": url, OUT_ENV: str(out),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
     env.pop(SCHEDULE_ENV, None)
+    env.pop(TRACE_ENV, None)
+    if trace:
+        env[TRACE_ENV] = "1"
     if schedule:
         env[SCHEDULE_ENV] = "1"
     claimq = Path(sys.executable).with_name("claimq")
@@ -192,6 +233,33 @@ def pct(values: list[float]) -> dict[str, Any]:
     return {**figures, "samples": len(values)}
 
 
+def steps(records: Records, first: int, lat: list[float],
+          call: list[float]) -> dict[str, Any]:
+    """--trace: each idle sample split into the wake-up path's steps."""
+    parts: dict[str, list[float]] = {}
+    for i, (total, took) in enumerate(zip(lat, call, strict=True)):
+        start = records.probes[first + i]
+        t0 = start - total
+        seen = {kind: [t for k, t in records.events if k == kind and t0 <= t <= start]
+                for kind in "nkcr"}
+        if not all(seen.values()):
+            parts.setdefault("missing_step", []).append(total)
+            continue
+        # the claim that took the job is the last to return before its start (the fetcher's
+        # next claim may be sent before the handler runs)
+        n, k, r = seen["n"][0], seen["k"][0], seen["r"][-1]
+        sent = [t for t in seen["c"] if t <= r]
+        if not sent:
+            parts.setdefault("missing_step", []).append(total)
+            continue
+        c = sent[-1]
+        for name, value in (("enqueue_call", took), ("call_to_notice", n - t0),
+                            ("notice_to_wake", k - n), ("wake_to_claim", c - k),
+                            ("claim", r - c), ("claimed_to_handler", start - r)):
+            parts.setdefault(name, []).append(value)
+    return {name: pct(values) for name, values in parts.items()}
+
+
 def measure(kind: str, base: str, args: argparse.Namespace) -> dict[str, Any]:
     from bench import Target
 
@@ -207,7 +275,7 @@ def measure(kind: str, base: str, args: argparse.Namespace) -> dict[str, Any]:
         client.migrate()
         records = Records(out)
         n = 0
-        with worker(url, out):
+        with worker(url, out, trace=args.trace):
             # warm-up: the worker is up and has run a job (imports, connections)
             for _ in range(5):
                 client.enqueue(PROBE, {"n": n}, queue=QUEUE)
@@ -218,6 +286,7 @@ def measure(kind: str, base: str, args: argparse.Namespace) -> dict[str, Any]:
             load_before = load()
             lat: list[float] = []
             call: list[float] = []
+            first_idle = n
             for _ in range(args.idle):
                 t0 = time.time()
                 client.enqueue(PROBE, {"n": n}, queue=QUEUE)
@@ -234,6 +303,11 @@ def measure(kind: str, base: str, args: argparse.Namespace) -> dict[str, Any]:
                               "load": [load_before, load()]}
             print(kind, "idle", result["idle"]["enqueue_to_start_ms"], "load",
                   result["idle"]["load"], flush=True)
+            if args.trace:
+                records.poll()
+                result["idle"]["steps_ms"] = steps(records, first_idle, lat, call)
+                print(json.dumps(result["idle"]["steps_ms"], indent=1), flush=True)
+                return result
 
             # (b) loaded: the drain rate first, then half of it, paced
             load_before = load()
@@ -318,6 +392,9 @@ def main() -> None:
     parser.add_argument("--loaded-seconds", type=float, default=10.0)
     parser.add_argument("--ticks", type=int, default=30)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--trace", action="store_true",
+                        help="idle only, PostgreSQL: split each sample into the wake-up path's "
+                             "steps (the worker records them)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     results = []
