@@ -50,7 +50,7 @@ OUT_ENV = "CLAIMQ_LATENCY_OUT"
 SCHEDULE_ENV = "CLAIMQ_LATENCY_SCHEDULE"
 TRACE_ENV = "CLAIMQ_LATENCY_TRACE"
 URLS = {
-    "postgresql": "postgresql://postgres@127.0.0.1/lat_bench",
+    "postgresql": "postgresql://postgres@127.0.0.1/postgres",
     "mariadb": "mysql://root@127.0.0.1:3306/test",
     "sqlite": "sqlite:////tmp/claimq-latency.db",
 }
