@@ -78,3 +78,30 @@ def test_a_flow_claim_reads_no_more_rows_than_it_needs(app: App, case: str) -> N
     assert len(pool) == 1
     assert len(claimed) == backlog.CLAIMED[case]
     assert read <= BOUND, read
+
+
+def _statements(app: App) -> int:
+    """The statements the pooled connection's session has run so far."""
+    [(_, value)] = app.backend.run_sql("SHOW SESSION STATUS LIKE 'Questions'")
+    return int(value)
+
+
+def test_aging_reads_the_levels_that_hold_jobs_not_every_level_of_its_cap(app: App) -> None:
+    """With aging_cap=1000 and jobs at two priorities, a claim probed each of the 1,000 levels
+    below the top one (a statement each: the chaos flood test's claims took seconds, its
+    workers timed out); now it reads the levels that exist."""
+    app.configure_queue("q", aging=0.05, aging_cap=1000)
+    app.enqueue("t", queue="q", priority=0)
+    app.enqueue_many([{"task": "t", "queue": "q", "priority": 10} for _ in range(20)])
+    backend = app.backend
+    pool = backend._idle  # type: ignore[attr-defined]
+    backend.claim("w", ["q"], 1, None, True)  # the pool's connection, warmed
+    with backend._lock:  # type: ignore[attr-defined]
+        for conn in pool[1:]:
+            conn.close()
+        del pool[1:]
+    before = _statements(app)
+    assert len(backend.claim("w", ["q"], 5, None, True)) == 5
+    ran = _statements(app) - before - 1  # less the second SHOW
+    assert len(pool) == 1
+    assert ran <= 40, ran

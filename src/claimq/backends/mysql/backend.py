@@ -974,11 +974,18 @@ class MySQLBackend(PlainOptionalParts):
             if heads:
                 cur.execute(_Q.claim_flow_rows, {**params, "ids": heads})
                 picked.update((r["id"], r) for r in _dicts(cur))
-        if step is not None and picked:  # one probe per level below the top (not per job)
+        if step is not None and picked:  # a probe per level below the top that has jobs
             top = max(r["priority"] for r in picked.values())
-            for level in range(top - 1, top - cap - 1, -1):
+            below = top
+            while True:
+                cur.execute(_Q.claim_flow_next_level,
+                            {**params, "below": below, "floor": top - cap})
+                found = cur.fetchone()
+                if found is None:
+                    break
+                below = found[0]
                 cur.execute(_Q.claim_flow_candidates,
-                            {**scan, "level": level, "scan": level_scan(limit)})
+                            {**scan, "level": below, "scan": level_scan(limit)})
                 picked.update((r["id"], r) for r in _dicts(cur))
         for r in picked.values():
             r["rank"] = aged_priority(r["priority"], (now - r["run_at"]).total_seconds(), step,
