@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from claimq import App
+from claimq import App, Throttled
 
 pytestmark = pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"],
                                      indirect=True)
@@ -44,3 +44,21 @@ def test_jobs_behind_a_long_sequence_are_claimed(app: App) -> None:
     claimed = instance.claim("w", ["q"], limit=10)
     assert sorted(map(str, (j.payload for j in claimed))) == sorted(
         map(str, [{"n": 0}, {"plain": 0}, {"k": 0}]))
+
+
+def test_jobs_behind_a_throttled_rate_key_are_claimed(app: App) -> None:
+    """A handler's Throttled pauses rate key a, whose jobs fill more than the claim's first
+    rows: the claim passes over them and takes the jobs of other keys behind them (CI: the
+    chaos test of a throttled key saw customer b's jobs wait out a's pause on PostgreSQL)."""
+    instance = app
+    instance.enqueue("t", {"k": 0}, queue="q", concurrency_key="k", concurrency_limit=1)
+    for i in range(100):
+        instance.enqueue("t", {"a": i}, queue="q", priority=5, rate_key="a")
+    [first] = instance.claim("w", ["q"], limit=1)
+    assert first.payload == {"a": 0}
+    instance.fail(first, Throttled(after=600))
+    assert [(k.queue, k.key) for k in instance.throttled_keys()] == [("q", "a")]
+    instance.enqueue("t", {"b": 0}, queue="q", priority=1, rate_key="b")
+    claimed = instance.claim("w", ["q"], limit=10)
+    assert sorted(map(str, (j.payload for j in claimed))) == sorted(
+        map(str, [{"b": 0}, {"k": 0}]))

@@ -75,6 +75,12 @@ fq AS (
         FROM {schema}.jobs j
         WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
           AND j.concurrency_key IS NULL AND j.run_at <= {now}
+          -- a throttled rate key's jobs are passed over inside the read (after it, a throttled
+          -- key's run at the head of the queue took the whole LIMIT: the others waited)
+          AND (j.rate_key IS NULL
+               OR NOT EXISTS (SELECT 1 FROM {schema}.rate_keys k
+                              WHERE k.queue = d.name AND k.key = j.rate_key
+                                AND k.throttled_until > {now}))
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT d.need * 4 + 16
     ) s
