@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import playwright.sync_api as playwright_api
@@ -25,8 +26,9 @@ from test_dashboard_browser import (
     worker,
 )
 
-from claimq import App, Throttled
+from claimq import App, Retry, Throttled
 from claimq.backends.base import WorkerRecord
+from claimq.clock import FakeClock
 
 __all__ = ["app", "env", "server", "worker"]  # the fixtures, shared with test_dashboard_browser
 
@@ -267,3 +269,60 @@ def test_hostile_names_show_as_text_in_every_view(page: playwright_api.Page, app
     assert page.locator("main img, main b, main i").count() == 0
     assert page.evaluate("window.__pwned") is None
     app.backend.unregister_worker(worker_id)
+
+
+def _ran(app: App, clock: FakeClock, queue: str, task: str, wait: float, run: float) -> None:
+    """One job that waits `wait` seconds, then runs `run` seconds and completes."""
+    app.enqueue(task, {}, queue=queue)
+    clock.advance(wait)
+    (job,) = app.claim("w", [queue], limit=1, start=True)
+    clock.advance(run)
+    app.complete(job)
+
+
+def latency_cells(page: playwright_api.Page, table: str, key: str, name: str) -> dict[str, str]:
+    row = page.locator(f"#latency-{table} tr[data-{key}='{name}']")
+    return {c: row.locator(f"td.{c}").inner_text()
+            for c in ("name", "jobs", "attempts", "wait-p50", "wait-p99", "run-p50", "run-p99")}
+
+
+def test_latency_per_queue_and_task_over_the_window_chosen(
+        page: playwright_api.Page, env: dict[str, str]) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    queue, task, hostile = f"lat{width}", f"send{width}", f"t<b>{width}"
+    # jobs finished at known times before now (the dashboard's clock is the real one): one two
+    # hours ago (only the 24 h window sees it), then waits of 1..10 s and runs of 0.1..1 s
+    clock = FakeClock(start=datetime.now(UTC) - timedelta(hours=2))
+    timed = App(env["CLAIMQ_DATABASE_URL"], clock=clock)
+    try:
+        _ran(timed, clock, queue, task, 100, 50)
+        clock.advance(7200 - 150 - 120)
+        for i in range(1, 11):
+            _ran(timed, clock, queue, task, float(i), i / 10)
+        timed.enqueue(hostile, {}, queue=queue)
+        (job,) = timed.claim("w", [queue], limit=1, start=True)
+        timed.fail(job, Retry(after=0))
+        (job,) = timed.claim("w", [queue], limit=1, start=True)
+        timed.complete(job)
+    finally:
+        timed.close()
+
+    tab(page, "latency")
+    page.select_option("#latency-window", "300")
+    page.wait_for_selector(f"#latency[aria-busy='false'][data-window='300'] "
+                           f"tr[data-task='{task}']")
+    assert latency_cells(page, "tasks", "task", task) == {
+        "name": task, "jobs": "10", "attempts": "1.00", "wait-p50": "5.5 s",
+        "wait-p99": "9.9 s", "run-p50": "550 ms", "run-p99": "991 ms"}
+    assert latency_cells(page, "tasks", "task", hostile)["attempts"] == "2.00"
+    assert latency_cells(page, "queues", "queue", queue)["jobs"] == "11"
+    assert no_page_scroll(page)
+    # 24 h: the job of two hours ago is in (its 100 s wait and 50 s run are the slowest)
+    page.select_option("#latency-window", "86400")
+    page.wait_for_selector(f"#latency[aria-busy='false'][data-window='86400'] "
+                           f"tr[data-task='{task}']")
+    day = latency_cells(page, "tasks", "task", task)
+    assert (day["jobs"], day["wait-p50"]) == ("11", "6.0 s")
+    assert page.locator("#latency b, main b").count() == 0
+    assert page.inner_text("#latency-measured").startswith("Over the 1 d to ")
+    page.select_option("#latency-window", "300")

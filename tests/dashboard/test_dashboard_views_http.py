@@ -1,16 +1,22 @@
 """The dashboard's views of what the CLI shows (issue 28, item 2) over HTTP, on a real SQLite
 file, PostgreSQL and MariaDB: schedules with pause, resume and run-now (admin, same-origin,
-audited); workers with their queues, state and current jobs; flow control per queue."""
+audited); workers with their queues, state and current jobs; flow control per queue; wait and
+run latency per queue and task over a window (on a FakeClock, so every figure is exact)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from polling import wait_until
 from starlette.testclient import TestClient
-from test_dashboard_http import READ, _dashboard_audit, admin, bearer, client
+from test_dashboard_http import ADMIN, READ, _dashboard_audit, admin, bearer, client
 
-from claimq import App, Throttled
+from claimq import App, Retry, Throttled
 from claimq.backends.base import WorkerRecord
+from claimq.clock import FakeClock
+from claimq.dashboard import create_app
 
 __all__ = ["client"]  # the fixture, shared with test_dashboard_http
 
@@ -162,3 +168,71 @@ def test_flow_control_shows_limits_throttles_and_breakers(app: App, client: Test
     assert (call["state"], call["failures"], call["cooldown"]) == ("open", 1, 120)
     stored = next(b for b in app.breakers() if b.task == "call")
     assert stored.open_until is not None and call["open_until"] == stored.open_until.isoformat()
+
+
+@pytest.fixture
+def clocked(db_url: str) -> Iterator[tuple[App, FakeClock, TestClient]]:
+    """An App on a FakeClock (so waits and runs are exact) and a dashboard on it."""
+    clock = FakeClock(start=datetime.now(UTC))
+    instance = App(db_url, clock=clock)
+    instance.migrate()
+    with TestClient(create_app(instance, read_token=READ, admin_token=ADMIN)) as c:
+        yield instance, clock, c
+    instance.close()
+
+
+def _run(app: App, clock: FakeClock, queue: str, task: str, wait: float, run: float) -> None:
+    """One job that waits `wait` seconds, then runs `run` seconds and completes."""
+    job_id = app.enqueue(task, {}, queue=queue)
+    clock.advance(wait)
+    (job,) = app.claim("w", [queue], limit=1, start=True)
+    assert job.id == job_id
+    clock.advance(run)
+    app.complete(job)
+
+
+def test_latency_per_queue_and_task_over_the_window_chosen(
+        clocked: tuple[App, FakeClock, TestClient]) -> None:
+    app, clock, client = clocked
+    assert client.get("/api/latency").status_code == 401
+    empty = client.get("/api/latency", headers=bearer(READ)).json()
+    assert (empty["window"], empty["queues"], empty["tasks"]) == (300, [], [])
+    # two hours ago: a job that waited 100 s and ran 50 s (only a 24 h window sees it)
+    _run(app, clock, "mail", "send", 100, 50)
+    clock.advance(7200)
+    # now: waits 1..10 s, runs half of that; one job retried once, then completed
+    for i in range(1, 11):
+        _run(app, clock, "mail", "send", float(i), i / 2)
+    flaky = app.enqueue("t<b>x", {}, queue="other")
+    (job,) = app.claim("w", ["other"], limit=1, start=True)
+    app.fail(job, Retry(after=0))
+    (job,) = app.claim("w", ["other"], limit=1, start=True)
+    assert job.id == flaky
+    clock.advance(2)
+    app.complete(job)
+
+    recent = client.get("/api/latency", headers=bearer(READ)).json()
+    assert recent["window"] == 300 and recent["at"] == clock.now().isoformat()
+    send = next(t for t in recent["tasks"] if t["name"] == "send")
+    # percentile_cont over 1..10: p50 5.5, p95 9.55, p99 9.91 (runs are half of those)
+    assert send["wait"]["count"] == 10
+    assert (send["wait"]["p50"], send["wait"]["p95"], send["wait"]["p99"]) == pytest.approx(
+        (5.5, 9.55, 9.91))
+    assert (send["run"]["p50"], send["run"]["p95"], send["run"]["p99"]) == pytest.approx(
+        (2.75, 4.775, 4.955))
+    assert send["attempts_per_job"] == 1
+    hostile = next(t for t in recent["tasks"] if t["name"] == "t<b>x")
+    assert hostile["attempts_per_job"] == 2 and hostile["run"]["p50"] == pytest.approx(2)
+    queues = {q["name"]: q for q in recent["queues"]}
+    assert set(queues) == {"mail", "other"} and queues["mail"]["wait"]["count"] == 10
+    # the same figures as app.stats(), which `claimq stats` prints
+    stats = app.stats(window=300).task("send")
+    assert stats is not None and send["wait"]["p95"] == stats.wait.p95
+
+    day = client.get("/api/latency?window=86400", headers=bearer(READ)).json()
+    mail = next(q for q in day["queues"] if q["name"] == "mail")
+    assert day["window"] == 86400 and mail["wait"]["count"] == 11
+    assert mail["wait"]["p99"] > send["wait"]["p99"]  # the 100 s wait is in
+    for bad in ("0", "86401", "soon"):
+        answer = client.get(f"/api/latency?window={bad}", headers=bearer(READ))
+        assert answer.status_code == 400 and "window" in answer.json()["error"]

@@ -194,6 +194,7 @@ class _Dashboard:
             Route("/api/schedules", guarded(self.schedules)),
             Route("/api/workers", guarded(self.workers)),
             Route("/api/flow", guarded(self.flow)),
+            Route("/api/latency", guarded(self.latency)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
@@ -324,6 +325,11 @@ class _Dashboard:
 
     async def flow(self, request: Request, caller: Caller) -> Response:
         return _json(await run_in_threadpool(_data.flow, self.app))
+
+    async def latency(self, request: Request, caller: Caller) -> Response:
+        window = _int(request.query_params.get("window"), "window", 1, max(_data.LATENCY_WINDOWS))
+        return _json(await run_in_threadpool(_data.latency, self.app,
+                                             window or _data.LATENCY_WINDOWS[0]))
 
     async def metrics(self, request: Request, caller: Caller) -> Response:
         text = await run_in_threadpool(_data.metrics_text, self.app)

@@ -25,6 +25,7 @@ from claimq.backends.base import (
 from claimq.errors import ClaimqError, InvalidInput, JobNotFound, KeyHeld
 from claimq.job import Job
 from claimq.schedules import Schedule
+from claimq.stats import TaskStats
 from claimq.workflow import workflow_state
 
 Table = Literal["live", "archive", "dead"]
@@ -145,6 +146,26 @@ def flow(app: App) -> dict[str, Any]:
         "throttled_keys": [dataclasses.asdict(k) for k in app.throttled_keys()],
         "breakers": [dataclasses.asdict(b) for b in app.breakers()],
     }
+
+
+LATENCY_WINDOWS = (300, 3600, 86400)  # the windows the page offers: 5 min, 1 h, 24 h
+
+
+def _done(row: TaskStats) -> dict[str, Any]:
+    return {"name": row.name, "completed_per_minute": row.completed_per_minute,
+            "failed_per_minute": row.failed_per_minute, "attempts_per_job": row.attempts_per_job,
+            "wait": dataclasses.asdict(row.wait), "run": dataclasses.asdict(row.run)}
+
+
+def latency(app: App, window: float) -> dict[str, Any]:
+    """What finished over the last `window` seconds, per queue and per task, as `claimq stats`
+    reads it (app.stats()): wait (due to start) and run (start to finish) p50/p95/p99 in
+    seconds over `count` jobs, attempts per job, completions and failures per minute over
+    `measured` seconds."""
+    stats = app.stats(window=window)
+    return {"at": stats.at, "window": stats.window,
+            "measured": stats.window if stats.measured is None else stats.measured,
+            "queues": [_done(q) for q in stats.queues], "tasks": [_done(t) for t in stats.tasks]}
 
 
 def metrics_text(app: App) -> str | None:

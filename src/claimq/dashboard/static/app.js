@@ -165,6 +165,7 @@ function showTab(name) {
   if (name === "schedules") loadSchedules();
   if (name === "workers") followWorkers(); else stopWorkers();
   if (name === "flow") followFlow(); else stopFlow();
+  if (name === "latency") followLatency(); else stopLatency();
   if (name === "jobs" && !state.filter) search();
 }
 
@@ -1070,6 +1071,76 @@ function followFlow() {
 function stopFlow() {
   clearInterval(followFlow.timer);
 }
+
+// -- latency --------------------------------------------------------------------------------
+// Per queue and per task, over the window chosen: wait and run p50/p95/p99, attempts per job,
+// done and failed per minute (as `claimq stats`). Followed every 5 s while the tab is shown.
+
+// Seconds, compact as the CLI's: "12 ms", "3.4 s", "2.5 min".
+function short(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  if (seconds < 1) return (seconds * 1000).toFixed(0) + " ms";
+  if (seconds < 60) return seconds.toFixed(1) + " s";
+  return age(seconds);
+}
+
+function rate(value) { return value.toFixed(value >= 10 ? 0 : 1); }
+
+const LATENCY_COLUMNS = [
+  ["Done/min", (r) => cell(rate(r.completed_per_minute), "num done")],
+  ["Failed/min", (r) => cell(rate(r.failed_per_minute),
+                             "num failed" + (r.failed_per_minute ? " error" : ""))],
+  ["Attempts/job", (r) => cell(r.attempts_per_job === null ? "–" : r.attempts_per_job.toFixed(2),
+                               "num attempts")],
+  ["Jobs", (r) => cell(r.run.count, "num jobs")],
+  ["Wait p50", (r) => cell(short(r.wait.p50), "num wait-p50")],
+  ["Wait p95", (r) => cell(short(r.wait.p95), "num wait-p95")],
+  ["Wait p99", (r) => cell(short(r.wait.p99), "num wait-p99")],
+  ["Run p50", (r) => cell(short(r.run.p50), "num run-p50")],
+  ["Run p95", (r) => cell(short(r.run.p95), "num run-p95")],
+  ["Run p99", (r) => cell(short(r.run.p99), "num run-p99")],
+];
+
+function drawLatency(id, key, rows) {
+  const head = el("tr");
+  head.append(el("th", key === "queue" ? "Queue" : "Task"));
+  for (const [name] of LATENCY_COLUMNS) head.append(el("th", name));
+  $(id).tHead.replaceChildren(head);
+  const body = $(id).tBodies[0];
+  body.replaceChildren();
+  for (const r of rows) {
+    const row = el("tr", null, { ["data-" + key]: r.name });
+    row.append(cell(r.name, "name"));
+    for (const [, draw] of LATENCY_COLUMNS) row.append(draw(r));
+    body.append(row);
+  }
+  $(id).hidden = !rows.length;
+  $(id + "-none").hidden = rows.length > 0;
+}
+
+function loadLatency() {
+  const chosen = $("latency-window").value;
+  return load("latency", "api/latency?window=" + encodeURIComponent(chosen), (data) => {
+    drawLatency("latency-queues", "queue", data.queues);
+    drawLatency("latency-tasks", "task", data.tasks);
+    $("latency").dataset.window = String(data.window);
+    $("latency-measured").textContent = "Over the " + span(data.window) + " to " + when(data.at) +
+      (data.measured < data.window ? "; rates over the " + age(data.measured) +
+       " since the first of these jobs was created" : "") + ".";
+  });
+}
+
+function followLatency() {
+  stopLatency();
+  loadLatency();
+  followLatency.timer = setInterval(loadLatency, 5000);
+}
+
+function stopLatency() {
+  clearInterval(followLatency.timer);
+}
+
+$("latency-window").addEventListener("change", loadLatency);
 
 // -- audit ----------------------------------------------------------------------------------
 
