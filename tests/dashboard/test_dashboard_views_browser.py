@@ -326,3 +326,29 @@ def test_latency_per_queue_and_task_over_the_window_chosen(
     assert page.locator("#latency b, main b").count() == 0
     assert page.inner_text("#latency-measured").startswith("Over the 1 d to ")
     page.select_option("#latency-window", "300")
+
+
+def test_retention_shows_the_default_and_each_queues_policy(
+        page: playwright_api.Page, app: App) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    # queue names hold no markup (letters, digits, _ . : -): nothing hostile to show here
+    own = f"keep{width}"
+    app.set_retention(own, archive_age=90 * 60, archive_rows=25000, dead_age=None)
+    tab(page, "retention")
+    page.wait_for_selector(f"#retention[aria-busy='false'] tr[data-queue='{own}']")
+    cells = ("name", "archive-age", "archive-rows", "dead-age", "dead-rows")
+
+    def shown(queue: str) -> dict[str, str]:
+        row = page.locator(f"#retention tr[data-queue='{queue}']")
+        return {c: row.locator(f"td.{c}").inner_text() for c in cells}
+
+    # the built-in default (none stored: the other tests' workers prune by it)
+    assert shown("*") == {"name": "All queues (default)", "archive-age": "14 d",
+                          "archive-rows": "no limit", "dead-age": "30 d",
+                          "dead-rows": "no limit"}
+    assert shown(own) == {"name": own, "archive-age": "90 min", "archive-rows": "25,000",
+                          "dead-age": "no limit", "dead-rows": "no limit"}
+    first = page.locator("#retention tbody tr").first.get_attribute("data-queue")
+    assert first == "*"
+    assert no_page_scroll(page)
+    app.clear_retention(own)

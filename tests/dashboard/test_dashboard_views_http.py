@@ -1,10 +1,12 @@
 """The dashboard's views of what the CLI shows (issue 28, item 2) over HTTP, on a real SQLite
 file, PostgreSQL and MariaDB: schedules with pause, resume and run-now (admin, same-origin,
 audited); workers with their queues, state and current jobs; flow control per queue; wait and
-run latency per queue and task over a window (on a FakeClock, so every figure is exact)."""
+run latency per queue and task over a window (on a FakeClock, so every figure is exact); the
+retention policies."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -236,3 +238,21 @@ def test_latency_per_queue_and_task_over_the_window_chosen(
     for bad in ("0", "86401", "soon"):
         answer = client.get(f"/api/latency?window={bad}", headers=bearer(READ))
         assert answer.status_code == 400 and "window" in answer.json()["error"]
+
+
+def test_retention_policies_as_the_cli_lists_them(app: App, client: TestClient) -> None:
+    assert client.get("/api/retention").status_code == 401
+    # none stored: the built-in default (archive 14 days, dead letters 30 days)
+    (default,) = client.get("/api/retention", headers=bearer(READ)).json()["policies"]
+    assert default == {"queue": "*", "archive_age": 14 * 86400, "archive_rows": None,
+                       "dead_age": 30 * 86400, "dead_rows": None}
+    app.set_retention(archive_age=3600, dead_rows=1000)
+    app.set_retention("mail", archive_rows=50, dead_age=7 * 86400)
+    app.set_retention("bulk", archive_age=60)
+    policies = client.get("/api/retention", headers=bearer(READ)).json()["policies"]
+    assert [p["queue"] for p in policies] == ["*", "bulk", "mail"]
+    assert policies[0] == {"queue": "*", "archive_age": 3600, "archive_rows": None,
+                           "dead_age": None, "dead_rows": 1000}
+    assert policies[2] == {"queue": "mail", "archive_age": None, "archive_rows": 50,
+                           "dead_age": 7 * 86400, "dead_rows": None}
+    assert policies == [dataclasses.asdict(p) for p in app.retention()]

@@ -195,6 +195,7 @@ class _Dashboard:
             Route("/api/workers", guarded(self.workers)),
             Route("/api/flow", guarded(self.flow)),
             Route("/api/latency", guarded(self.latency)),
+            Route("/api/retention", guarded(self.retention)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
@@ -330,6 +331,9 @@ class _Dashboard:
         window = _int(request.query_params.get("window"), "window", 1, max(_data.LATENCY_WINDOWS))
         return _json(await run_in_threadpool(_data.latency, self.app,
                                              window or _data.LATENCY_WINDOWS[0]))
+
+    async def retention(self, request: Request, caller: Caller) -> Response:
+        return _json({"policies": await run_in_threadpool(_data.retention, self.app)})
 
     async def metrics(self, request: Request, caller: Caller) -> Response:
         text = await run_in_threadpool(_data.metrics_text, self.app)

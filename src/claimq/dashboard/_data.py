@@ -168,6 +168,13 @@ def latency(app: App, window: float) -> dict[str, Any]:
             "queues": [_done(q) for q in stats.queues], "tasks": [_done(t) for t in stats.tasks]}
 
 
+def retention(app: App) -> list[dict[str, Any]]:
+    """The retention policies in force, as `claimq retention list` reads them
+    (app.retention()): the default ('*', every queue without a policy of its own) first, then
+    each queue's own; ages in seconds, None: no limit of that kind."""
+    return [dataclasses.asdict(p) for p in app.retention()]
+
+
 def metrics_text(app: App) -> str | None:
     """Prometheus text exposition of claimq.metrics (app.stats() at each scrape); None without
     the metrics extra."""

@@ -166,6 +166,7 @@ function showTab(name) {
   if (name === "workers") followWorkers(); else stopWorkers();
   if (name === "flow") followFlow(); else stopFlow();
   if (name === "latency") followLatency(); else stopLatency();
+  if (name === "retention") loadRetention();
   if (name === "jobs" && !state.filter) search();
 }
 
@@ -572,6 +573,12 @@ function drawInspector(job) {
     $("inspector").scrollTop = 0;
   }
 }
+
+// The header's height, for the inspector to open below it (style.css).
+new ResizeObserver(() => {
+  document.documentElement.style.setProperty(
+    "--header", document.querySelector("header").offsetHeight + "px");
+}).observe(document.querySelector("header"));
 
 // The inspector is a panel on the right; the jobs tab makes room for it (style.css).
 function showInspector(shown) {
@@ -1141,6 +1148,27 @@ function stopLatency() {
 }
 
 $("latency-window").addEventListener("change", loadLatency);
+
+// -- retention ------------------------------------------------------------------------------
+// The policies in force (as `claimq retention list`): the default ('*') first, then per queue.
+
+function limit(value, format) { return value === null ? "no limit" : format(value); }
+
+function loadRetention() {
+  return load("retention", "api/retention", (data) => {
+    const body = $("retention").tBodies[0];
+    body.replaceChildren();
+    for (const p of data.policies) {
+      const row = el("tr", null, { "data-queue": p.queue });
+      row.append(cell(p.queue === "*" ? "All queues (default)" : p.queue, "name"),
+                 cell(limit(p.archive_age, span), "archive-age"),
+                 cell(limit(p.archive_rows, (n) => n.toLocaleString("en")), "archive-rows"),
+                 cell(limit(p.dead_age, span), "dead-age"),
+                 cell(limit(p.dead_rows, (n) => n.toLocaleString("en")), "dead-rows"));
+      body.append(row);
+    }
+  });
+}
 
 // -- audit ----------------------------------------------------------------------------------
 
