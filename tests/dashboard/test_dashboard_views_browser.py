@@ -26,7 +26,7 @@ from test_dashboard_browser import (
     worker,
 )
 
-from claimq import App, Retry, Throttled
+from claimq import App, Permanent, Retry, Throttled
 from claimq.backends.base import WorkerRecord
 from claimq.clock import FakeClock
 
@@ -352,3 +352,49 @@ def test_retention_shows_the_default_and_each_queues_policy(
     assert first == "*"
     assert no_page_scroll(page)
     app.clear_retention(own)
+
+
+def test_history_draws_the_last_hours_from_the_database_at_page_load(
+        page: playwright_api.Page, env: dict[str, str], server: str) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    queue, task, hostile = f"hist{width}", f"h{width}", f"t<b>h{width}"
+    # finished before the page opened: 2 succeeded and 1 dead 32.5 min ago (the middle of the
+    # 66th 5-min bar of 72, whatever the few seconds until the page reads), 1 succeeded 7 h
+    # ago (outside 6 h, inside 24 h)
+    clock = FakeClock(start=datetime.now(UTC) - timedelta(hours=7))
+    timed = App(env["CLAIMQ_DATABASE_URL"], clock=clock)
+    try:
+        _ran(timed, clock, queue, task, 0, 1)
+        clock.set(datetime.now(UTC) - timedelta(minutes=32.5))
+        _ran(timed, clock, queue, task, 0, 0)
+        _ran(timed, clock, queue, hostile, 0, 0)
+        timed.enqueue(hostile, {}, queue=queue)
+        (job,) = timed.claim("w", [queue], limit=1, start=True)
+        timed.fail(job, Permanent("broken"))
+    finally:
+        timed.close()
+    page.reload()  # a new page: what it shows comes from the database, not from what it saw
+    page.wait_for_selector("#who:has-text('admin')")
+    figure = page.locator(f"#history[aria-busy='false'][data-hours='6'] "
+                          f"#history-queues figure[data-queue='{queue}']")
+    figure.wait_for()
+    assert (figure.get_attribute("data-succeeded"), figure.get_attribute("data-dead")) == (
+        "2", "1")
+    assert figure.locator("figcaption").inner_text() == f"{queue}: 2 succeeded, 1 dead"
+    bar = figure.locator("g[data-bucket]")
+    assert bar.count() == 1
+    assert (bar.get_attribute("data-bucket"), bar.get_attribute("data-succeeded"),
+            bar.get_attribute("data-dead")) == ("65", "2", "1")
+    assert bar.locator("title").text_content().endswith(" UTC: 2 succeeded, 1 dead")
+    assert figure.locator("rect.succeeded").bounding_box() is not None
+    by_task = page.locator(f"#history-tasks figure[data-task='{hostile}']")
+    assert by_task.locator("figcaption").inner_text() == f"{hostile}: 1 succeeded, 1 dead"
+    assert page.locator("#history b, main b").count() == 0
+    assert no_page_scroll(page)
+    page.select_option("#history-hours", "24")
+    day = page.locator(f"#history[aria-busy='false'][data-hours='24'] "
+                       f"#history-queues figure[data-queue='{queue}']")
+    day.wait_for()
+    assert day.get_attribute("data-succeeded") == "3"
+    page.select_option("#history-hours", "6")
+    page.wait_for_selector("#history[aria-busy='false'][data-hours='6']")

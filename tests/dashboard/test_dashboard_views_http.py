@@ -15,7 +15,7 @@ from polling import wait_until
 from starlette.testclient import TestClient
 from test_dashboard_http import ADMIN, READ, _dashboard_audit, admin, bearer, client
 
-from claimq import App, Retry, Throttled
+from claimq import App, Permanent, Retry, Throttled
 from claimq.backends.base import WorkerRecord
 from claimq.clock import FakeClock
 from claimq.dashboard import create_app
@@ -256,3 +256,59 @@ def test_retention_policies_as_the_cli_lists_them(app: App, client: TestClient) 
     assert policies[2] == {"queue": "mail", "archive_age": None, "archive_rows": 50,
                            "dead_age": 7 * 86400, "dead_rows": None}
     assert policies == [dataclasses.asdict(p) for p in app.retention()]
+
+
+def test_history_counts_finished_jobs_per_bucket_queue_and_task(
+        clocked: tuple[App, FakeClock, TestClient]) -> None:
+    app, clock, client = clocked
+    assert client.get("/api/history").status_code == 401
+    start = clock.now()
+    _run(app, clock, "qa", "t<b>1", 5, 5)  # finished 10 s after start: bucket 0
+    app.enqueue("t2", {}, queue="qa")
+    (job,) = app.claim("w", ["qa"], limit=1, start=True)
+    clock.advance(10)
+    app.fail(job, Permanent("broken"))  # dead 20 s after start: bucket 0
+    _run(app, clock, "qb", "t<b>1", 300, 80)  # finished 400 s after start: bucket 1
+    clock.advance(3600 - 400)
+    found = client.get("/api/history?hours=1&bucket=5", headers=bearer(READ)).json()
+    assert (found["hours"], found["bucket"], found["buckets"]) == (1, 300, 12)
+    assert (found["start"], found["now"]) == (start.isoformat(), clock.now().isoformat())
+    bar = [0] * 12
+
+    def at(*pairs: tuple[int, int]) -> list[int]:
+        counts = list(bar)
+        for i, n in pairs:
+            counts[i] = n
+        return counts
+
+    assert found["queues"] == [
+        {"name": "qa", "succeeded": at((0, 1)), "dead": at((0, 1))},
+        {"name": "qb", "succeeded": at((1, 1)), "dead": bar}]
+    assert found["tasks"] == [
+        {"name": "t<b>1", "succeeded": at((0, 1), (1, 1)), "dead": bar},
+        {"name": "t2", "succeeded": bar, "dead": at((0, 1))}]
+    # an hour later, nothing in the last hour; six hours (the default, 5 min bars) still see it
+    clock.advance(3600)
+    later = client.get("/api/history?hours=1&bucket=5", headers=bearer(READ)).json()
+    assert (later["queues"], later["tasks"]) == ([], [])
+    default = client.get("/api/history", headers=bearer(READ)).json()
+    assert (default["hours"], default["buckets"]) == (6, 72)
+    assert [(q["name"], sum(q["succeeded"]), sum(q["dead"])) for q in default["queues"]] == [
+        ("qa", 1, 1), ("qb", 1, 0)]
+    # bounded: at most a day, in at most 288 bars
+    for query in ("hours=25", "hours=0", "hours=1&bucket=7", "hours=24&bucket=1", "bucket=0"):
+        answer = client.get(f"/api/history?{query}", headers=bearer(READ))
+        assert answer.status_code == 400, query
+
+
+def test_history_sums_past_the_twenty_busiest(
+        clocked: tuple[App, FakeClock, TestClient]) -> None:
+    app, clock, client = clocked
+    for n in range(22):
+        for _ in range(1 + (n == 0)):
+            _run(app, clock, f"q{n:02}", "t", 0, 1)
+    found = client.get("/api/history?hours=1&bucket=60", headers=bearer(READ)).json()
+    names = [q["name"] for q in found["queues"]]
+    assert names[0] == "q00" and len(names) == 21 and names[-1] is None
+    assert (found["queues"][-1]["others"], found["queues"][-1]["succeeded"]) == (2, [2])
+    assert found["tasks"] == [{"name": "t", "succeeded": [23], "dead": [0]}]

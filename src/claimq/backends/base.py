@@ -258,6 +258,18 @@ class LatencyRow(NamedTuple):
     run: tuple[float, float, float] | None
 
 
+class HistoryRow(NamedTuple):
+    """Jobs of one queue and task that finished within one bucket of a history: `bucket`
+    counts buckets from the history's start (0: the oldest); `succeeded` archived, `dead`
+    dead-lettered (cancels included)."""
+
+    bucket: int
+    queue: str
+    task: str
+    succeeded: int
+    dead: int
+
+
 class QueueSettings(NamedTuple):
     name: str
     paused: bool
@@ -780,6 +792,13 @@ class Backend(Protocol):
     def stats(self, window: float) -> StatsRows:
         """Live counts, dead letters by reason, and what finished in the last `window` seconds
         (counts, attempts, latency percentiles), grouped by queue and task."""
+        ...
+    def finished_history(self, buckets: int, bucket: float) -> tuple[datetime, list[HistoryRow]]:
+        """The database's time `now`, and the jobs that finished (archived, dead-lettered) in
+        the `buckets` buckets of `bucket` seconds before it, per bucket, queue and task
+        (bucket 0 starts at now - buckets * bucket; a job finished at `now` itself has bucket
+        `buckets`; only buckets with jobs): a range of the finished_at indexes of the archive
+        and dead letters."""
         ...
 
     # -- schedules -----------------------------------------------------------------------------

@@ -196,6 +196,7 @@ class _Dashboard:
             Route("/api/flow", guarded(self.flow)),
             Route("/api/latency", guarded(self.latency)),
             Route("/api/retention", guarded(self.retention)),
+            Route("/api/history", guarded(self.history)),
             Route("/metrics", guarded(self.metrics)),
             Route("/api/queues/{name}", guarded(self.queue_action, admin=True),
                   methods=["POST"]),
@@ -331,6 +332,11 @@ class _Dashboard:
         window = _int(request.query_params.get("window"), "window", 1, max(_data.LATENCY_WINDOWS))
         return _json(await run_in_threadpool(_data.latency, self.app,
                                              window or _data.LATENCY_WINDOWS[0]))
+
+    async def history(self, request: Request, caller: Caller) -> Response:
+        hours = _int(request.query_params.get("hours"), "hours", 1, _data.HISTORY_HOURS)
+        bucket = _int(request.query_params.get("bucket"), "bucket", 1, 24 * 60)
+        return _json(await run_in_threadpool(_data.history, self.app, hours or 6, bucket or 5))
 
     async def retention(self, request: Request, caller: Caller) -> Response:
         return _json({"policies": await run_in_threadpool(_data.retention, self.app)})

@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import hmac
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import orjson
@@ -166,6 +166,50 @@ def latency(app: App, window: float) -> dict[str, Any]:
     return {"at": stats.at, "window": stats.window,
             "measured": stats.window if stats.measured is None else stats.measured,
             "queues": [_done(q) for q in stats.queues], "tasks": [_done(t) for t in stats.tasks]}
+
+
+HISTORY_HOURS = 24  # a history looks back at most a day
+HISTORY_BUCKETS = 288  # in at most this many buckets (5 min over a day)
+HISTORY_SERIES = 20  # the queues, and the tasks, that finished the most jobs: the rest summed
+
+
+def _series(totals: dict[str, list[list[int]]]) -> list[dict[str, Any]]:
+    """Per name, by jobs finished (most first), its succeeded and dead per bucket; past
+    HISTORY_SERIES names, the others summed under `others` (their number)."""
+    ranked = sorted(totals, key=lambda n: (-sum(map(sum, totals[n])), n))
+    shown: list[dict[str, Any]] = [{"name": n, "succeeded": totals[n][0], "dead": totals[n][1]}
+             for n in ranked[:HISTORY_SERIES]]
+    rest = ranked[HISTORY_SERIES:]
+    if rest:
+        size = len(totals[rest[0]][0])
+        shown.append({"name": None, "others": len(rest),
+                      "succeeded": [sum(totals[n][0][i] for n in rest) for i in range(size)],
+                      "dead": [sum(totals[n][1][i] for n in rest) for i in range(size)]})
+    return shown
+
+
+def history(app: App, hours: int, bucket_minutes: int) -> dict[str, Any]:
+    """Jobs finished (succeeded, dead) per bucket of `bucket_minutes` over the last `hours`,
+    per queue and per task, from the archive's and the dead letters' finished_at (a range of
+    their indexes). Bounded: at most HISTORY_HOURS, HISTORY_BUCKETS buckets."""
+    if not 1 <= hours <= HISTORY_HOURS:
+        raise InvalidInput(f"hours must be between 1 and {HISTORY_HOURS}")
+    buckets, rest = divmod(hours * 60, bucket_minutes) if bucket_minutes > 0 else (0, 1)
+    if rest or not 1 <= buckets <= HISTORY_BUCKETS:
+        raise InvalidInput(f"bucket (minutes) must divide the hours into 1 to "
+                           f"{HISTORY_BUCKETS} buckets")
+    now, rows = app.backend.finished_history(buckets, bucket_minutes * 60.0)
+    queues: dict[str, list[list[int]]] = {}
+    tasks: dict[str, list[list[int]]] = {}
+    for r in rows:
+        index = min(max(r.bucket, 0), buckets - 1)  # finished at `now`: the last bucket
+        for found, name in ((queues, r.queue), (tasks, r.task)):
+            series = found.setdefault(name, [[0] * buckets, [0] * buckets])
+            series[0][index] += r.succeeded
+            series[1][index] += r.dead
+    return {"now": now, "start": now - timedelta(hours=hours), "hours": hours,
+            "bucket": bucket_minutes * 60, "buckets": buckets,
+            "queues": _series(queues), "tasks": _series(tasks)}
 
 
 def retention(app: App) -> list[dict[str, Any]]:

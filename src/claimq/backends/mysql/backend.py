@@ -52,6 +52,7 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    HistoryRow,
     JobFilter,
     LiveRow,
     NewWorkflow,
@@ -2002,6 +2003,15 @@ class MySQLBackend(PlainOptionalParts):
         latency = latency_rows((r["queue"], r["task"], r["wait"], r["run"])
                                for r in self._read(_Q.stats_latency, params))
         return StatsRows(now.replace(tzinfo=UTC), queues, live, dead, recent, latency, covered)
+
+    def finished_history(self, buckets: int, bucket: float) -> tuple[datetime, list[HistoryRow]]:
+        now = self._now() or _naive(self.now())
+        params = {"now": now, "since": now - timedelta(seconds=buckets * bucket),
+                  "bucket": _micros(bucket)}
+        rows = [HistoryRow(int(r["bucket"]), r["queue"], r["task"], int(r["succeeded"]),
+                           int(r["dead"]))
+                for r in self._read(_Q.finished_history, params)]
+        return now.replace(tzinfo=UTC), rows
 
     def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
         if not ids:

@@ -43,6 +43,7 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    HistoryRow,
     JobFilter,
     LatencyRow,
     Listener,
@@ -1575,6 +1576,17 @@ class PostgresBackend:
             ]
         return StatsRows(now_row["now"], queues, live, dead, recent, latency,
                          bool(covered_row and covered_row["covered"]))
+
+    def finished_history(self, buckets: int, bucket: float) -> tuple[datetime, list[HistoryRow]]:
+        with self._conn() as conn:
+            now_row = conn.execute(self._q.stats_now, {"now": self._now()}).fetchone()
+            assert now_row is not None
+            now = now_row["now"]
+            params = {"now": now, "since": now - timedelta(seconds=buckets * bucket),
+                      "bucket": bucket}
+            rows = [HistoryRow(r["bucket"], r["queue"], r["task"], r["succeeded"], r["dead"])
+                    for r in conn.execute(self._q.finished_history, params)]
+        return now, rows
 
     def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:
         with self._conn() as conn:

@@ -60,6 +60,7 @@ from claimq.backends.base import (
     FailResult,
     Failure,
     HeartbeatResult,
+    HistoryRow,
     JobFilter,
     LiveRow,
     NewWorkflow,
@@ -1538,6 +1539,13 @@ class SQLiteBackend(PlainOptionalParts):
         covered = bool(conn.execute(_Q.stats_covered, params).fetchone()[0])
         return StatsRows(datetime.fromtimestamp(now, UTC), queues, live, dead, recent, latency,
                          covered)
+
+    @mapped
+    def finished_history(self, buckets: int, bucket: float) -> tuple[datetime, list[HistoryRow]]:
+        now = self._time()
+        params = {"now": now, "since": now - buckets * bucket, "bucket": bucket}
+        rows = [HistoryRow(*r) for r in self._conn().execute(_Q.finished_history, params)]
+        return datetime.fromtimestamp(now, UTC), rows
 
     @mapped
     def trace_contexts(self, ids: Sequence[int]) -> dict[int, str]:

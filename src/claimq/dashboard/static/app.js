@@ -126,6 +126,7 @@ async function start() {
   $("tabs").querySelector("[data-tab=workflows]").hidden = !state.me.workflows;
   setupCharts();
   listen();
+  followHistory();
   fillBulkActions();
   showView("all");
   route();
@@ -1148,6 +1149,76 @@ function stopLatency() {
 }
 
 $("latency-window").addEventListener("change", loadLatency);
+
+// -- history --------------------------------------------------------------------------------
+// Jobs finished per bar (succeeded over dead) over the last hours, per queue and per task,
+// read from the database at page load and every minute after: inline SVG, built node by node
+// (names are text, never markup).
+
+// svg(): the workflow graph's helper.
+
+function hhmm(date) { return date.toISOString().slice(11, 16); }
+
+function sum(values) { return values.reduce((a, b) => a + b, 0); }
+
+function historyChart(series, data, key) {
+  const W = 360, H = 90, TOP = 4, AXIS = 14;
+  const start = new Date(data.start).getTime();
+  const n = data.buckets, width = W / n;
+  const totals = series.succeeded.map((s, i) => s + series.dead[i]);
+  const scale = (H - TOP) / Math.max(1, ...totals);
+  const succeeded = sum(series.succeeded), dead = sum(series.dead);
+  const name = series.name === null ? series.others + " others" : series.name;
+  const figure = el("figure", null, { "data-succeeded": succeeded, "data-dead": dead });
+  if (series.name !== null) figure.setAttribute("data-" + key, series.name);
+  else figure.setAttribute("data-others", series.others);
+  figure.append(el("figcaption", name + ": " + succeeded + " succeeded, " + dead + " dead"));
+  const chart = svg("svg", { viewBox: "0 0 " + W + " " + (H + AXIS), role: "img",
+                             "aria-label": name + ": finished jobs per bar" });
+  chart.append(svg("line", { x1: 0, x2: W, y1: H, y2: H }));
+  for (let i = 0; i < n; i++) {
+    if (!totals[i]) continue;
+    const from = new Date(start + i * data.bucket * 1000);
+    const to = new Date(start + (i + 1) * data.bucket * 1000);
+    const bar = svg("g", { "data-bucket": i, "data-succeeded": series.succeeded[i],
+                           "data-dead": series.dead[i] });
+    bar.append(svg("title", {}, hhmm(from) + "–" + hhmm(to) + " UTC: " + series.succeeded[i] +
+                   " succeeded, " + series.dead[i] + " dead"));
+    const x = i * width, w = Math.max(width - 1, 1);
+    const hs = series.succeeded[i] * scale, hd = series.dead[i] * scale;
+    bar.append(svg("rect", { class: "succeeded", x: x, width: w, y: H - hs, height: hs }));
+    bar.append(svg("rect", { class: "dead", x: x, width: w, y: H - hs - hd, height: hd }));
+    chart.append(bar);
+  }
+  chart.append(svg("text", { x: 0, y: H + AXIS - 2 }, hhmm(new Date(start))));
+  chart.append(svg("text", { x: W, y: H + AXIS - 2, "text-anchor": "end" },
+                   hhmm(new Date(data.now)) + " UTC"));
+  figure.append(chart);
+  return figure;
+}
+
+function drawHistory(id, key, list, data) {
+  $(id).replaceChildren(...list.map((series) => historyChart(series, data, key)));
+  $(id + "-none").hidden = list.length > 0;
+}
+
+function loadHistory() {
+  const option = $("history-hours").selectedOptions[0];
+  const params = new URLSearchParams({ hours: option.value, bucket: option.dataset.bucket });
+  return load("history", "api/history?" + params, (data) => {
+    drawHistory("history-queues", "queue", data.queues, data);
+    drawHistory("history-tasks", "task", data.tasks, data);
+    $("history").dataset.hours = String(data.hours);
+  });
+}
+
+function followHistory() {
+  clearInterval(followHistory.timer);
+  loadHistory();
+  followHistory.timer = setInterval(loadHistory, 60000);
+}
+
+$("history-hours").addEventListener("change", loadHistory);
 
 // -- retention ------------------------------------------------------------------------------
 // The policies in force (as `claimq retention list`): the default ('*') first, then per queue.

@@ -63,6 +63,7 @@ from claimq.testing.conformance.flow import (  # noqa: E402
 from claimq.testing.conformance.operator import (  # noqa: E402
     TestCancel,
     TestClock,
+    TestFinishedHistory,
     TestLiveStates,
     TestPurge,
     TestReadJobs,
@@ -104,6 +105,7 @@ __all__ = [
     "TestCancel",
     "TestClaim",
     "TestClock",
+    "TestFinishedHistory",
     "TestComplete",
     "TestConcurrencyKeys",
     "TestCorruptRows",

@@ -196,3 +196,34 @@ class TestClock:
         assert subject.backend.now() == subject.at(0)
         subject.advance(12.5)
         assert subject.backend.now() == subject.at(12.5)
+
+
+class TestFinishedHistory:
+    def test_jobs_land_in_the_bucket_of_their_finish_by_queue_and_task(
+        self, subject: Subject
+    ) -> None:
+        def finish(at: float, queue: str, task: str, dead: bool = False) -> None:
+            subject.advance(at - (subject.clock.now() - subject.at(0)).total_seconds())
+            job = subject.running(task, queue=queue)
+            if dead:
+                subject.backend.fail([failure(job, permanent=True, reason="permanent_error")])
+            else:
+                subject.complete(job)
+
+        finish(5, "qa", "ta")  # before the history's start: not in it
+        finish(130, "qa", "ta")
+        finish(131, "qa", "ta")
+        finish(140, "qa", "tb", dead=True)
+        finish(250, "qb", "ta")
+        finish(399.5, "qb", "ta", dead=True)
+        finish(400, "qc", "ta")  # at the history's end (now): in it, after the last bucket
+        # now: 400 s; 5 buckets of 60 s from 100 s
+        now, rows = subject.backend.finished_history(5, 60)
+        assert now == subject.at(400)
+        assert [tuple(r) for r in rows] == [
+            (0, "qa", "ta", 2, 0), (0, "qa", "tb", 0, 1), (2, "qb", "ta", 1, 0),
+            (4, "qb", "ta", 0, 1), (5, "qc", "ta", 1, 0)]
+        assert subject.backend.finished_history(1, 60)[1] == [
+            (0, "qb", "ta", 0, 1), (1, "qc", "ta", 1, 0)]
+        subject.advance(3600)
+        assert subject.backend.finished_history(5, 60)[1] == []
