@@ -4,7 +4,7 @@ driven by Playwright; never a downloaded browser) from a real `claimq dashboard`
 
     .venv/bin/python tests/dashboard/screenshots.py docs
 
-writes docs/dashboard-{overview,jobs,schedules,workers,flow}.png at 1440 px wide and
+writes docs/dashboard-{overview,jobs,schedules,workers,flow,latency}.png at 1440 px wide and
 docs/dashboard-narrow.png at 800 px, each the viewport only (900 px high), and checks each is
 under 200 KB. Every wait is on a signal (a row shown, a list's aria-busy, a chart's points)."""
 
@@ -160,7 +160,7 @@ def tab(page: playwright_api.Page, name: str) -> None:
 
 
 def wide(page: playwright_api.Page, out: Path) -> None:
-    """The overview, schedules, workers and flow control at 1440 px."""
+    """The overview, schedules, workers, flow control and latency at 1440 px."""
     page.wait_for_selector("#workers tbody tr")
 
     def plotted() -> bool:  # a few seconds of the live plots
@@ -177,6 +177,11 @@ def wide(page: playwright_api.Page, out: Path) -> None:
     tab(page, "flow")
     page.wait_for_selector("#flow-breakers tr[data-task='charge']")
     page.screenshot(path=out / "dashboard-flow.png")
+    tab(page, "latency")
+    page.select_option("#latency-window", "3600")
+    page.wait_for_selector("#latency[aria-busy='false'][data-window='3600'] "
+                           "#latency-tasks tbody tr")
+    page.screenshot(path=out / "dashboard-latency.png")
 
 
 def jobs(page: playwright_api.Page, out: Path, width: int) -> None:
