@@ -193,18 +193,27 @@ class _Beyond:
     when they were all there is), in claim order, read only if the claim gets that far: per
     concurrency key its first jobs (no more than the claim can take of one key), and the jobs
     without a key, merged. One index probe per key, never a row-by-row read of the jobs held
-    back (a key at its limit, sequence jobs)."""
+    back (a key at its limit, sequence jobs). A key's read passes over the jobs the claim would
+    drop for their task's breaker (`gates`, as the claim has met them so far) or their rate key
+    (`buckets`: throttled, or its bucket empty), so that a run of them at the key's head does not
+    hold back its jobs behind."""
 
     def __init__(
-        self, conn: sqlite3.Connection, params: dict[str, Any], last: sqlite3.Row | None
+        self, conn: sqlite3.Connection, params: dict[str, Any], last: sqlite3.Row | None,
+        gates: dict[str, Probe], buckets: KeyBuckets,
     ) -> None:
         self.conn, self.params, self.last = conn, params, last
+        self.gates, self.buckets = gates, buckets
 
     def __iter__(self) -> Iterator[sqlite3.Row]:
         if self.last is None:
             return
         conn, params, after = self.conn, self.params, _claim_order(self.last)
-        keyed = [conn.execute(_Q.claim_flow_key_jobs, {**params, "key": k}).fetchall()
+        # tasks shut, or whose one probe is already offered (through_gates drops their jobs)
+        gated = sorted(t for t, gate in self.gates.items() if gate.probe_id is not None)
+        per_key = {**params, "gated": json.dumps(gated) if gated else None,
+                   "key_full": self.buckets.full_ahead()}
+        keyed = [conn.execute(_Q.claim_flow_key_jobs, {**per_key, "key": k}).fetchall()
                  for (k,) in conn.execute(_Q.claim_flow_keys, params).fetchall()]
         rest = conn.execute(_Q.claim_flow_unkeyed, params)
         for row in heapq.merge(rest, *keyed, key=_claim_order):
@@ -696,7 +705,8 @@ class SQLiteBackend(PlainOptionalParts):
         rows = [r for r in first if r["sequence_key"] is None]
         # each ordered sequence's head (none without keyed jobs), in the same order
         heads = conn.execute(_Q.claim_sequence_heads, params).fetchall() if state["keyed"] else []
-        beyond = iter(_Beyond(conn, params, first[-1] if len(first) >= window else None))
+        beyond = iter(_Beyond(conn, params, first[-1] if len(first) >= window else None, gates,
+                              buckets))
         ranked: Iterable[tuple[int, sqlite3.Row]]
         if state["aging_step"] is not None:  # the first `window` jobs that are not sequence jobs
             head = rows + list(itertools.islice(beyond, window - len(rows)))

@@ -2,8 +2,8 @@
 -- need: the most jobs the claim can take of one queue), with `busy` (each key's jobs in
 -- flight): `keys`, a skip scan over the concurrency keys of their pending jobs that are not
 -- sequence jobs (jobs_keyed_claimable: one index probe per key, however many jobs each has),
--- and `key_jobs`, of each key with room its first due jobs in claim order (no more than the
--- claim can take of it).
+-- and `key_jobs`, of each key with room its first due jobs in claim order that the claim may
+-- take ({claimable}: with `shut` and `paused`), no more than the claim can take of it.
 keys AS (
     SELECT d.name AS queue, d.need,
            (SELECT min(j.concurrency_key) FROM {schema}.jobs j
@@ -26,6 +26,7 @@ keys AS (
         FROM {schema}.jobs j
         WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
           AND j.concurrency_key = k.key AND j.run_at <= {now}
+          AND {claimable}
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT k.need
     ) s

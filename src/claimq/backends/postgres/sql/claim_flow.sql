@@ -163,6 +163,11 @@ fq AS (
              AND (e.gate IS DISTINCT FROM 'probe' OR e.nth_of_task = 1)
              AND (e.rate_key IS NULL OR e.nth_of_rate_key <= e.key_tokens))
           < least(fq.free, %(limit)s)
+), shut AS (
+    -- the tasks whose breaker holds them back, and the rate keys without a token ({claimable})
+    SELECT g.queue, g.task FROM gates g WHERE g.gate IN ('shut', 'reopen')
+), paused AS (
+    SELECT k.queue, k.key FROM key_rates k WHERE k.tokens <= 0
 ), {key_jobs}, deep AS (
     -- per key with room, its first jobs (key_jobs); the jobs without a key, as many as the
     -- first rows hold
@@ -170,19 +175,13 @@ fq AS (
     UNION ALL
     SELECT s.*
     FROM deep_queues d
-    JOIN fq ON fq.name = d.name
     CROSS JOIN LATERAL (
         SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
                j.concurrency_limit, j.rate_key
         FROM {schema}.jobs j
         WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
           AND j.concurrency_key IS NULL AND j.run_at <= {now}
-          AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.queue = d.name AND g.task = j.task
-                                                 AND g.gate IN ('shut', 'reopen'))
-          AND (j.rate_key IS NULL
-               OR coalesce((SELECT k.tokens FROM key_rates k WHERE k.queue = d.name
-                                                             AND k.key = j.rate_key),
-                           fq.key_burst, 1) > 0)
+          AND {claimable}
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT d.need * 4 + 16
     ) s

@@ -62,6 +62,13 @@ fq AS (
            LEFT JOIN busy b ON b.queue = fq.name AND b.concurrency_key = e.concurrency_key
            WHERE e.concurrency_key IS NULL OR coalesce(b.n, 0) + e.nth <= e.concurrency_limit)
           < least(fq.free, %(limit)s)
+), shut AS (
+    -- {claimable}'s: a keys_only queue has no circuit breaker; its rate keys have no rate
+    -- limit, so only a throttled one is paused
+    SELECT NULL::text AS queue, NULL::text AS task WHERE false
+), paused AS (
+    SELECT k.queue, k.key FROM {schema}.rate_keys k
+    WHERE k.queue = ANY(%(flow)s::text[]) AND k.throttled_until > {now}
 ), {key_jobs}, deep AS (
     -- per key with room, its first jobs (key_jobs); the jobs without a key, as many as the
     -- first rows hold
@@ -75,12 +82,7 @@ fq AS (
         FROM {schema}.jobs j
         WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
           AND j.concurrency_key IS NULL AND j.run_at <= {now}
-          -- a throttled rate key's jobs are passed over inside the read (after it, a throttled
-          -- key's run at the head of the queue took the whole LIMIT: the others waited)
-          AND (j.rate_key IS NULL
-               OR NOT EXISTS (SELECT 1 FROM {schema}.rate_keys k
-                              WHERE k.queue = d.name AND k.key = j.rate_key
-                                AND k.throttled_until > {now}))
+          AND {claimable}
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT d.need * 4 + 16
     ) s
@@ -96,10 +98,6 @@ fq AS (
     SELECT s.id, s.queue, s.priority, s.run_at, s.concurrency_key, s.concurrency_limit,
            d.free, d.lease_seconds
     FROM deep s JOIN deep_queues d ON d.name = s.queue
-    WHERE s.rate_key IS NULL
-       OR NOT EXISTS (SELECT 1 FROM {schema}.rate_keys k
-                      WHERE k.queue = s.queue AND k.key = s.rate_key
-                        AND k.throttled_until > {now})
 ), room AS (
     -- no more of one key than it has room for
     SELECT r.* FROM (
