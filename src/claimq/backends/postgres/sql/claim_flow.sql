@@ -168,23 +168,12 @@ fq AS (
     SELECT g.queue, g.task FROM gates g WHERE g.gate IN ('shut', 'reopen')
 ), paused AS (
     SELECT k.queue, k.key FROM key_rates k WHERE k.tokens <= 0
-), {key_jobs}, deep AS (
+), {key_jobs}, {keyless_jobs}, deep AS (
     -- per key with room, its first jobs (key_jobs); the jobs without a key, as many as the
-    -- first rows hold
+    -- first rows hold (keyless_jobs)
     SELECT * FROM key_jobs
     UNION ALL
-    SELECT s.*
-    FROM deep_queues d
-    CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-               j.concurrency_limit, j.rate_key
-        FROM {schema}.jobs j
-        WHERE j.queue = d.name AND j.status = 'pending' AND j.sequence_key IS NULL
-          AND j.concurrency_key IS NULL AND j.run_at <= {now}
-          AND {claimable}
-        ORDER BY j.priority DESC, j.run_at, j.id
-        LIMIT d.need * 4 + 16
-    ) s
+    SELECT * FROM keyless_jobs
 ), scan AS (
     -- due jobs in claim order, skipping keys already at their limit; a few more than the claim
     -- can take, for keys that have room for fewer jobs than they have waiting (the first rows,
