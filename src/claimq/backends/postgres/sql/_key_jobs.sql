@@ -3,7 +3,7 @@
 -- flight): `keys`, a skip scan over the concurrency keys of their pending jobs that are not
 -- sequence jobs (jobs_keyed_claimable: one index probe per key, however many jobs each has),
 -- and `key_jobs`, of each key with room its first due jobs in claim order that the claim may
--- take ({claimable}: with `shut` and `paused`), no more than the claim can take of it.
+-- take ({read_on}: with `shut` and `paused`), no more than the claim can take of it.
 keys AS (
     SELECT d.name AS queue, d.need,
            (SELECT min(j.concurrency_key) FROM {schema}.jobs j
@@ -21,12 +21,8 @@ keys AS (
     SELECT s.*
     FROM keys k
     CROSS JOIN LATERAL (
-        SELECT j.id, j.queue, j.task, j.priority, j.run_at, j.concurrency_key,
-               j.concurrency_limit, j.rate_key
-        FROM {schema}.jobs j
-        WHERE j.queue = k.queue AND j.status = 'pending' AND j.sequence_key IS NULL
-          AND j.concurrency_key = k.key AND j.run_at <= {now}
-          AND {claimable}
+        {read_on}
+          AND j.queue = k.queue AND j.concurrency_key = k.key
         ORDER BY j.priority DESC, j.run_at, j.id
         LIMIT k.need
     ) s

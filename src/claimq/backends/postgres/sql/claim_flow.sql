@@ -164,7 +164,7 @@ fq AS (
              AND (e.rate_key IS NULL OR e.nth_of_rate_key <= e.key_tokens))
           < least(fq.free, %(limit)s)
 ), shut AS (
-    -- the tasks whose breaker holds them back, and the rate keys without a token ({claimable})
+    -- the tasks whose breaker holds them back, and the rate keys without a token ({read_on})
     SELECT g.queue, g.task FROM gates g WHERE g.gate IN ('shut', 'reopen')
 ), paused AS (
     SELECT k.queue, k.key FROM key_rates k WHERE k.tokens <= 0

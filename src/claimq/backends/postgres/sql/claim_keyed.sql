@@ -63,7 +63,7 @@ fq AS (
            WHERE e.concurrency_key IS NULL OR coalesce(b.n, 0) + e.nth <= e.concurrency_limit)
           < least(fq.free, %(limit)s)
 ), shut AS (
-    -- {claimable}'s: a keys_only queue has no circuit breaker; its rate keys have no rate
+    -- {read_on}'s: a keys_only queue has no circuit breaker; its rate keys have no rate
     -- limit, so only a throttled one is paused
     SELECT NULL::text AS queue, NULL::text AS task WHERE false
 ), paused AS (
