@@ -46,6 +46,7 @@ from claimq.backends.base import (
     HistoryRow,
     JobFilter,
     LatencyRow,
+    Limited,
     Listener,
     LiveRow,
     NewWorkflow,
@@ -1497,6 +1498,18 @@ class PostgresBackend:
         with self._conn() as conn:
             rows = conn.execute(self._q.list_breakers, {"now": self._now()}).fetchall()
         return [breaker_info(r, lambda v: v) for r in rows]
+
+    def list_limited(self) -> list[Limited]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.list_limited, {"now": self._now()}).fetchall()
+        return [Limited(r["queue"], r["reason"], r["held_key"], r["waiting"], r["running"],
+                        r["cap"], r["until"]) for r in rows]
+
+    def limit_reasons(self, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        with self._conn() as conn:
+            rows = conn.execute(self._q.limit_reasons,
+                                {"ids": list(ids), "now": self._now()}).fetchall()
+        return {r["id"]: (r["reason"], r["held_key"]) for r in rows}
 
     def list_throttled_keys(self) -> list[ThrottledKey]:
         with self._conn() as conn:

@@ -3,10 +3,16 @@
 -- status, run_at come or not, attempted or not: all it reads), not to every job; from the
 -- tables, not through find's union of them (benchmarks/dashboard_states.py: on 1M jobs this
 -- takes about what App.queues() does; a CASE per job read through the union, twice that).
-SELECT queue, {live_state} AS state, sum(n) AS n
-FROM (SELECT queue, status, min(run_at) AS run_at, min(attempts) AS attempts, count(*) AS n
-      FROM claimq_jobs
-      GROUP BY queue, status, run_at <= :now, attempts > 0)
+-- A due job is 'limited' instead when flow control holds it back (_limited.sql, as find reads
+-- it): that rule is asked of due jobs only, one flag per job.
+SELECT queue, CASE WHEN limited THEN 'limited' ELSE {live_state} END AS state, sum(n) AS n
+FROM (SELECT queue, status, min(run_at) AS run_at, min(attempts) AS attempts, count(*) AS n,
+             limited
+      FROM (SELECT j.queue, j.status, j.run_at, j.attempts,
+                   CASE WHEN j.status = 'pending' AND j.run_at <= :now
+                        THEN {limited} IS NOT NULL ELSE 0 END AS limited
+            FROM claimq_jobs j) AS per_job
+      GROUP BY queue, status, run_at <= :now, attempts > 0, limited)
 GROUP BY 1, 2
 UNION ALL
 SELECT queue, 'held', count(*) FROM claimq_held GROUP BY 1
