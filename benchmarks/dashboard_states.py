@@ -27,6 +27,7 @@ import uuid
 import psycopg
 
 from claimq import App
+from claimq.backends.base import LIVE_STATES
 
 base = os.environ.get("CLAIMQ_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/claimq_test")
 schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -59,7 +60,9 @@ cases = {
     "App.count_states() (added to the stream)": lambda: app.count_states(),
     **{f"find_jobs(state={s!r}), first page": (lambda s=s: app.find_jobs("live", state=s,
                                                                           limit=51))
-       for s in ("due", "scheduled", "running", "retrying", "held")},
+       for s in ("due", "limited", "scheduled", "running", "retrying", "held")
+       if s in LIVE_STATES},
+    **({"App.limited()": lambda: app.limited()} if hasattr(app, "limited") else {}),
 }
 print("| query | rows | time |\n| --- | --- | --- |")
 for name, f in cases.items():

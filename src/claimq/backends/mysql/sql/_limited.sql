@@ -10,25 +10,6 @@
 --   rate_key    a handler's Throttled pauses its rate key (claimq_rate_keys.throttled_until).
 -- Not counted: an empty rate limit bucket (the queue's or a rate key's: it refills within a
 -- period), a sequence's later jobs, an open circuit breaker (the Flow control tab lists them).
--- Each test is an index probe (the queue's row, the key's running jobs, the rate key's row).
-coalesce(
-    (SELECT CASE WHEN NOT q.active THEN 'inactive'
-                 WHEN q.paused THEN 'paused'
-                 WHEN q.throttled_until > {now} THEN 'throttled'
-                 WHEN q.max_workers IS NOT NULL
-                      AND q.max_workers <= (SELECT count(*) FROM claimq_jobs r
-                                            WHERE r.queue = q.name
-                                              AND r.status IN ('fetched', 'processing'))
-                     THEN 'max_workers' END
-     FROM claimq_queues q WHERE q.name = j.queue),
-    CASE WHEN j.concurrency_key IS NOT NULL
-              AND j.concurrency_limit <= (SELECT count(*) FROM claimq_jobs r
-                                          WHERE r.queue = j.queue
-                                            AND r.concurrency_key = j.concurrency_key
-                                            AND r.status IN ('fetched', 'processing'))
-             THEN 'concurrency'
-         WHEN j.rate_key IS NOT NULL
-              AND EXISTS (SELECT 1 FROM claimq_rate_keys k
-                          WHERE k.queue = j.queue AND k.rate_key = j.rate_key
-                            AND k.throttled_until > {now})
-             THEN 'rate_key' END)
+-- Each test is an index probe (the queue's row, the key's running jobs, the rate key's row):
+-- _queue_limited.sql, then _key_limited.sql.
+coalesce({queue_limited}, {key_limited})

@@ -2,7 +2,10 @@
 -- key for 'concurrency' and 'rate_key', how many due jobs wait (each counted once, under its
 -- first reason); the jobs fetched or processing (of the key, or of the queue); the limit (the
 -- queue's max_workers, or the key's concurrency_limit: the highest of its waiting jobs'); and
--- until when a throttle holds. The most waiting first, at most 1000 rows.
+-- until when a throttle holds. The most waiting first, at most 1000 rows. Read as
+-- count_states.sql reads it: the queue's part once per queue (then its due jobs counted), the
+-- keys' part only for the due jobs of a concurrency key with jobs running or of a rate key a
+-- Throttled pauses.
 SELECT g.queue, g.reason, g.held_key, g.waiting,
        CASE g.reason
            WHEN 'concurrency' THEN (SELECT count(*)::integer FROM {schema}.jobs r
@@ -24,15 +27,26 @@ SELECT g.queue, g.reason, g.held_key, g.waiting,
            WHEN 'rate_key' THEN (SELECT k.throttled_until FROM {schema}.rate_keys k
                                  WHERE k.queue = g.queue AND k.key = g.held_key) END
            AS until
-FROM (SELECT queue, reason,
-             CASE reason WHEN 'concurrency' THEN concurrency_key
-                         WHEN 'rate_key' THEN rate_key END AS held_key,
-             count(*)::integer AS waiting, max(concurrency_limit) AS key_limit
-      FROM (SELECT j.queue, j.concurrency_key, j.concurrency_limit, j.rate_key,
-                   {limited} AS reason
-            FROM {schema}.jobs j
-            WHERE j.status = 'pending' AND j.run_at <= {now}) AS d
-      WHERE reason IS NOT NULL
-      GROUP BY 1, 2, 3) AS g
+FROM (SELECT queue, reason, NULL AS held_key, waiting, NULL AS key_limit
+      FROM (SELECT j.queue, {queue_limited} AS reason,
+                   (SELECT count(*)::integer FROM {schema}.jobs d
+                    WHERE d.queue = j.queue AND d.status = 'pending'
+                      AND d.run_at <= {now}) AS waiting
+            FROM (SELECT name AS queue FROM {schema}.queues) AS j) AS held
+      WHERE reason IS NOT NULL AND waiting > 0
+      UNION ALL
+      SELECT j.queue, 'concurrency', j.concurrency_key, count(*)::integer, max(j.concurrency_limit)
+      FROM (SELECT DISTINCT r.queue, r.concurrency_key FROM {schema}.jobs r
+            WHERE r.status IN ('fetched', 'processing') AND r.concurrency_key IS NOT NULL) AS busy
+      JOIN {schema}.jobs j ON j.queue = busy.queue AND j.concurrency_key = busy.concurrency_key
+      WHERE j.status = 'pending' AND j.run_at <= {now} AND {limited} = 'concurrency'
+      GROUP BY j.queue, j.concurrency_key
+      UNION ALL
+      SELECT j.queue, 'rate_key', j.rate_key, count(*)::integer, NULL
+      FROM {schema}.rate_keys k
+      JOIN {schema}.jobs j ON j.queue = k.queue AND j.rate_key = k.key
+      WHERE k.throttled_until > {now}
+        AND j.status = 'pending' AND j.run_at <= {now} AND {limited} = 'rate_key'
+      GROUP BY j.queue, j.rate_key) AS g
 ORDER BY g.waiting DESC, g.queue, g.reason, g.held_key
 LIMIT 1000

@@ -2,7 +2,7 @@
 SELECT {job_read} FROM claimq_jobs j
 WHERE {find_where}
   AND (:status IS NULL OR status = :status)
-  AND (:state IS NULL OR {job_state} = :state)
+  AND (:state IS NULL OR {in_state})
 UNION ALL
 SELECT {held_read} FROM claimq_held
 WHERE {find_where}
