@@ -4,13 +4,10 @@
 -- queue's max_workers, or the key's concurrency_limit: the highest of its waiting jobs'); and
 -- until when a throttle holds. The most waiting first, at most 1000 rows. Read as
 -- count_states.sql reads it: the queue's part once per queue (then its due jobs counted), the
--- keys' part only for the due jobs of a concurrency key with jobs running or of a rate key a
--- Throttled pauses.
+-- keys' part by _keyed_limited.sql.
 SELECT g.queue, g.reason, g.held_key, g.waiting,
        CASE g.reason
-           WHEN 'concurrency' THEN (SELECT CAST(count(*) AS SIGNED) FROM claimq_jobs r
-                                    WHERE r.queue = g.queue AND r.concurrency_key = g.held_key
-                                      AND r.status IN ('fetched', 'processing'))
+           WHEN 'concurrency' THEN g.key_running
            WHEN 'rate_key' THEN (SELECT CAST(count(*) AS SIGNED) FROM claimq_jobs r
                                  WHERE r.queue = g.queue AND r.rate_key = g.held_key
                                    AND r.status IN ('fetched', 'processing'))
@@ -27,7 +24,7 @@ SELECT g.queue, g.reason, g.held_key, g.waiting,
            WHEN 'rate_key' THEN (SELECT k.throttled_until FROM claimq_rate_keys k
                                  WHERE k.queue = g.queue AND k.rate_key = g.held_key) END
            AS until
-FROM (SELECT queue, reason, NULL AS held_key, waiting, NULL AS key_limit
+FROM (SELECT queue, reason, NULL AS held_key, waiting, NULL AS key_limit, NULL AS key_running
       FROM (SELECT j.queue, {queue_limited} AS reason,
                    (SELECT CAST(count(*) AS SIGNED) FROM claimq_jobs d
                     WHERE d.queue = j.queue AND d.status = 'pending'
@@ -35,18 +32,8 @@ FROM (SELECT queue, reason, NULL AS held_key, waiting, NULL AS key_limit
             FROM (SELECT name AS queue FROM claimq_queues) AS j) AS held
       WHERE reason IS NOT NULL AND waiting > 0
       UNION ALL
-      SELECT j.queue, 'concurrency', j.concurrency_key, CAST(count(*) AS SIGNED), max(j.concurrency_limit)
-      FROM (SELECT DISTINCT r.queue, r.concurrency_key FROM claimq_jobs r
-            WHERE r.status IN ('fetched', 'processing') AND r.concurrency_key IS NOT NULL) AS busy
-      JOIN claimq_jobs j ON j.queue = busy.queue AND j.concurrency_key = busy.concurrency_key
-      WHERE j.status = 'pending' AND j.run_at <= {now} AND {limited} = 'concurrency'
-      GROUP BY j.queue, j.concurrency_key
-      UNION ALL
-      SELECT j.queue, 'rate_key', j.rate_key, CAST(count(*) AS SIGNED), NULL
-      FROM claimq_rate_keys k
-      JOIN claimq_jobs j ON j.queue = k.queue AND j.rate_key = k.rate_key
-      WHERE k.throttled_until > {now}
-        AND j.status = 'pending' AND j.run_at <= {now} AND {limited} = 'rate_key'
-      GROUP BY j.queue, j.rate_key) AS g
+      SELECT keyed.queue, keyed.reason, keyed.held_key, keyed.n, keyed.key_limit,
+             keyed.running
+      FROM ({keyed_limited}) AS keyed) AS g
 ORDER BY g.waiting DESC, g.queue, g.reason, g.held_key
 LIMIT 1000

@@ -10,6 +10,8 @@
 --   rate_key    a handler's Throttled pauses its rate key (rate_keys.throttled_until).
 -- Not counted: an empty rate limit bucket (the queue's or a rate key's: it refills within a
 -- period), a sequence's later jobs, an open circuit breaker (the Flow control tab lists them).
--- Each test is an index probe (the queue's row, the key's running jobs, the rate key's row):
--- _queue_limited.sql, then _key_limited.sql.
+-- Per job: _queue_limited.sql, then _key_limited.sql (index probes: the queue's row, its
+-- running jobs, the rate key's row). count_states and list_limited apply the same tests to many
+-- jobs at once: the queue's per queue, the keys' set-wise (_keyed_limited.sql); the conformance
+-- suite's TestLimitedState checks that find, count and list agree.
 coalesce({queue_limited}, {key_limited})

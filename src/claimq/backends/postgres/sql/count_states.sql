@@ -4,11 +4,10 @@
 -- tables, not through find's union of them (benchmarks/dashboard_states.py: on 1M jobs this
 -- takes about what App.queues() does; a CASE per job read through the union, twice that).
 -- A due job is 'limited' instead when flow control holds it back (_limited.sql, as find reads
--- it). Its queue's part (_queue_limited.sql) is asked once per group: every due job of a queue
--- so held back is limited. Its keys' part is asked only of the due jobs that can have one: of
--- a concurrency key with jobs running (`busy`), of a rate key a Throttled pauses; those so
--- limited (`keyed`, per queue) move from 'due' to 'limited'. The plain count keeps its plan
--- (a parallel hash aggregate on PostgreSQL); the keyed part costs nothing without busy keys.
+-- it): every due job of a queue whose own settings hold it back (_queue_limited.sql, asked
+-- once per group); of the others, those their keys hold back (_keyed_limited.sql) move from
+-- 'due' to 'limited'. The plain count keeps its plan (a parallel hash aggregate on
+-- PostgreSQL); the keyed part reads nothing without busy keys or throttled rate keys.
 SELECT queue, state, sum(n)::bigint AS n
 FROM (SELECT queue,
              CASE WHEN status = 'pending' AND run_at <= {now}
@@ -21,21 +20,7 @@ FROM (SELECT queue,
             GROUP BY queue, status, run_at <= {now}, attempts > 0) AS j
       UNION ALL
       SELECT keyed.queue, moved.state, moved.sign * keyed.n
-      FROM (SELECT j.queue, count(*) AS n
-            FROM (SELECT DISTINCT r.queue, r.concurrency_key FROM {schema}.jobs r
-                  WHERE r.status IN ('fetched', 'processing')
-                    AND r.concurrency_key IS NOT NULL) AS busy
-            JOIN {schema}.jobs j
-              ON j.queue = busy.queue AND j.concurrency_key = busy.concurrency_key
-            WHERE j.status = 'pending' AND j.run_at <= {now} AND {limited} = 'concurrency'
-            GROUP BY j.queue
-            UNION ALL
-            SELECT j.queue, count(*) AS n
-            FROM {schema}.rate_keys k
-            JOIN {schema}.jobs j ON j.queue = k.queue AND j.rate_key = k.key
-            WHERE k.throttled_until > {now}
-              AND j.status = 'pending' AND j.run_at <= {now} AND {limited} = 'rate_key'
-            GROUP BY j.queue) AS keyed
+      FROM ({keyed_limited}) AS keyed
       CROSS JOIN (SELECT 'due' AS state, -1 AS sign
                   UNION ALL SELECT 'limited', 1) AS moved) AS counted
 GROUP BY 1, 2
