@@ -278,6 +278,25 @@ class TestLimitedState(_FlowControlled):
             for i in found}
         assert subject.backend.limit_reasons([]) == {}
 
+    def test_a_job_held_by_both_keys_counts_once_under_its_concurrency_key(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue(queue="x", concurrency_key="k", concurrency_limit=1, rate_key="a")
+        self._throttle(subject, subject.claim_one(queue="x", start=True), 30)  # pauses a
+        subject.enqueue(queue="x", concurrency_key="k", concurrency_limit=1)
+        subject.claim_one(queue="x", start=True)  # k is full now
+        both = subject.enqueue(queue="x", concurrency_key="k", concurrency_limit=1,
+                               rate_key="a")
+        rate_only = subject.enqueue(queue="x", rate_key="a")
+        assert subject.backend.limit_reasons([both, rate_only]) == {
+            both: ("concurrency", "k"), rate_only: ("rate_key", "a")}
+        counts = {c.state: c.jobs for c in subject.backend.count_states()}
+        assert (counts["limited"], counts.get("due")) == (2, None)
+        assert [(r.reason, r.key, r.waiting, r.running) for r in
+                subject.backend.list_limited()] == [("concurrency", "k", 1, 1),
+                                                     ("rate_key", "a", 1, 0)]
+        assert self._found(subject, "limited") == [rate_only, both]
+
     def test_a_limited_job_is_due_again_when_its_limit_lifts(self, subject: Subject) -> None:
         ids = self._world(subject)
         backend = subject.backend
