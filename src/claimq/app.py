@@ -659,7 +659,8 @@ class App:
     def count_states(self) -> list[StateCount]:
         """Live jobs by queue and state (running, due, limited, scheduled, retrying, held, as
         in find_jobs; a limited job is not also due); a queue and state with no job has no row.
-        One grouped read of the live tables."""
+        One statement: a grouped read of the live tables, and for the limited ones the due
+        jobs of busy concurrency keys and throttled rate keys."""
         return self.backend.count_states()
 
     def limited(self) -> list[Limited]:
