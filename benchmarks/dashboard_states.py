@@ -16,6 +16,26 @@ with each other, not with other files), PostgreSQL 15, 2026-12-03:
 | find_jobs(state='retrying'), first page | 51 | 16.0 ms |
 | find_jobs(state='held'), first page | 0 | 373.2 ms |
 
+With the "limited" state (issue 28), same mix, no key held back (2026-12-03, lighter load):
+
+| query | rows | time |
+| --- | --- | --- |
+| App.queues() (the stream's, before) | 10 | 191.0 ms |
+| App.count_states() (added to the stream) | 13 | 207.5 ms |
+| find_jobs(state='due'), first page | 51 | 2.9 ms |
+| find_jobs(state='limited'), first page | 0 | 401.4 ms |
+| find_jobs(state='scheduled'), first page | 51 | 1.5 ms |
+| find_jobs(state='running'), first page | 51 | 2.5 ms |
+| find_jobs(state='retrying'), first page | 51 | 13.7 ms |
+| find_jobs(state='held'), first page | 0 | 259.4 ms |
+| App.limited() | 0 | 24.3 ms |
+
+Measured once by hand on that data with keys held back (not scripted here): 100,000 due jobs
+with concurrency keys, 10,000 of them waiting on one key with 1,000 running, 100,000 with rate
+keys of which 20,000 on a throttled key: count_states 468 ms (App.queues() 215 ms), the
+limited page 99 ms, App.limited() 328 ms. These reads run without JIT on PostgreSQL
+(no_jit.sql): with it, compiling their subplans took seconds.
+
 Run: `python benchmarks/dashboard_states.py` (CLAIMQ_TEST_PG_URL, default the test database).
 """
 
@@ -27,6 +47,7 @@ import uuid
 import psycopg
 
 from claimq import App
+from claimq.backends.base import LIVE_STATES
 
 base = os.environ.get("CLAIMQ_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/claimq_test")
 schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -59,7 +80,9 @@ cases = {
     "App.count_states() (added to the stream)": lambda: app.count_states(),
     **{f"find_jobs(state={s!r}), first page": (lambda s=s: app.find_jobs("live", state=s,
                                                                           limit=51))
-       for s in ("due", "scheduled", "running", "retrying", "held")},
+       for s in ("due", "limited", "scheduled", "running", "retrying", "held")
+       if s in LIVE_STATES},
+    **({"App.limited()": lambda: app.limited()} if hasattr(app, "limited") else {}),
 }
 print("| query | rows | time |\n| --- | --- | --- |")
 for name, f in cases.items():

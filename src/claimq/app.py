@@ -26,6 +26,7 @@ from claimq.backends.base import (
     Completion,
     Failure,
     JobFilter,
+    Limited,
     Owned,
     PriorityAging,
     Progress,
@@ -631,8 +632,9 @@ class App:
     ) -> list[Job]:
         """Jobs of one table matching every filter given, newest id first. `text`: a substring
         (any case) of the payload's or the attempt history's JSON. `state` (live jobs only):
-        running, due, scheduled (never attempted, run_at ahead), retrying (waiting after an
-        attempt) or held. Keyset paging: `before` the last id of the previous page."""
+        running, due, limited (due, but flow control holds it back now: see `limited()`),
+        scheduled (never attempted, run_at ahead), retrying (waiting after an attempt) or
+        held. Keyset paging: `before` the last id of the previous page."""
         if table not in ("live", "archive", "dead"):
             raise InvalidInput("table must be 'live', 'archive' or 'dead'")
         _filters(queue, task)
@@ -655,10 +657,20 @@ class App:
         )
 
     def count_states(self) -> list[StateCount]:
-        """Live jobs by queue and state (running, due, scheduled, retrying, held, as in
-        find_jobs); a queue and state with no job has no row. One grouped read of the live
-        tables."""
+        """Live jobs by queue and state (running, due, limited, scheduled, retrying, held, as
+        in find_jobs; a limited job is not also due); a queue and state with no job has no row.
+        One statement: a grouped read of the live tables, and for the limited ones the due
+        jobs of busy concurrency keys and throttled rate keys."""
         return self.backend.count_states()
+
+    def limited(self) -> list[Limited]:
+        """What holds due jobs back now (the jobs find_jobs(state="limited") finds), per queue,
+        reason and key, the most waiting first (at most 1000 rows). A due job is limited for
+        the first of these that holds: its queue is "inactive", "paused", "throttled" (a
+        handler's Throttled pauses it) or at "max_workers"; its "concurrency" key has its
+        concurrency_limit jobs running; its "rate_key" is paused by a Throttled. An empty rate
+        limit bucket, a sequence's later jobs and an open circuit breaker do not count."""
+        return self.backend.list_limited()
 
     def purge_jobs(self, table: Literal["archive", "dead"], job_ids: Iterable[int]) -> list[int]:
         """Delete exactly these jobs from archive or dead letters; returns the ids deleted."""

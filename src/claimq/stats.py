@@ -13,6 +13,7 @@ from datetime import datetime
 from claimq.backends.base import (
     BreakerInfo,
     LatencyRow,
+    Limited,
     LiveRow,
     RecentRow,
     StatsRows,
@@ -198,5 +199,5 @@ def build(rows: StatsRows, window: float) -> Stats:
     return Stats(rows.now, window, queues, tasks, measured=measured)
 
 
-__all__ = ["DEFAULT_WINDOW", "BreakerInfo", "Latency", "QueueStats", "Stats", "TaskStats",
-           "ThrottledKey", "WorkerInfo"]
+__all__ = ["DEFAULT_WINDOW", "BreakerInfo", "Latency", "Limited", "QueueStats", "Stats",
+           "TaskStats", "ThrottledKey", "WorkerInfo"]

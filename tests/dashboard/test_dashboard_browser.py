@@ -565,7 +565,8 @@ def test_a_search_draws_only_its_own_answer_whatever_order_the_answers_arrive_in
 
 def state_counts(page: playwright_api.Page) -> dict[str, int | None]:
     counts: dict[str, int | None] = {}
-    for view in ("running", "due", "scheduled", "retrying", "held", "dead", "succeeded"):
+    for view in ("running", "due", "limited", "scheduled", "retrying", "held", "dead",
+                 "succeeded"):
         text = page.locator(f"#states button[data-view='{view}'] .count").inner_text()
         counts[view] = int(text) if text.isdigit() else None
     return counts
@@ -625,8 +626,14 @@ def test_jobs_by_state_each_a_list_with_its_columns_and_a_count(
         app.complete(job, None)
         dead = app.enqueue("echo", {"n": 8}, queue=q + "d")
         assert app.cancel(dead) == "cancelled"
-        added = {"running": 1, "due": 1, "scheduled": 2, "retrying": 1, "held": 1, "dead": 1,
-                 "succeeded": 1}
+        # a concurrency key (a hostile one) at its limit: the next job of the key is limited
+        key = f"<b>acct{width}"
+        app.enqueue("echo", {"n": 9}, queue=q + "l", concurrency_key=key, concurrency_limit=1)
+        [job] = app.claim("browser-states", [q + "l"], lease=3600, start=True)
+        limited = app.enqueue("echo", {"n": 10}, queue=q + "l", concurrency_key=key,
+                              concurrency_limit=1)
+        added = {"running": 2, "due": 1, "limited": 1, "scheduled": 2, "retrying": 1, "held": 1,
+                 "dead": 1, "succeeded": 1}
         expected = {k: before[k] + added[k] for k in added}
         wait_until(lambda: state_counts(page) == expected, 15, f"the counts {expected}")
 
@@ -638,6 +645,12 @@ def test_jobs_by_state_each_a_list_with_its_columns_and_a_count(
         assert row["Progress"] == "25% a quarter" and row["Started"].endswith(" UTC")
         assert show_state(page, "due", q) == [str(due)]
         assert headers(page)[3:] == ["Run at", "Waiting", "Attempt", "Priority"]
+        assert show_state(page, "limited", q + "l") == [str(limited)]
+        assert headers(page)[3:] == ["Waits for", "Key", "Due for", "Attempt", "Priority"]
+        row = cells(page, limited)
+        assert (row["Waits for"], row["Key"]) == ("concurrency key at its limit", key)
+        assert page.locator("#jobs b").count() == 0
+        assert show_state(page, "due", q + "l") == []
         assert show_state(page, "scheduled", q) == [str(scheduled)]
         assert headers(page)[3:] == ["Run at", "In", "Priority", "Created"]
         assert re.fullmatch(r"\d+\.\d (min|h)", cells(page, scheduled)["In"])
@@ -671,5 +684,14 @@ def test_jobs_by_state_each_a_list_with_its_columns_and_a_count(
         assert headers(page)[3:] == ["State", "Priority", "Attempts", "Tags", "Created",
                                      "Last error"]
         assert page.locator("#jobs tbody tr").count() == 2
+        # the Flow control tab counts the key's jobs held back, running and its limit
+        tab(page, "flow")
+        held = page.locator(f"#limited tr[data-queue='{q}l']")
+        held.wait_for()
+        assert [held.locator(f"td.{c}").inner_text()
+                for c in ("reason", "key", "waiting", "running", "limit")] == [
+            "concurrency key at its limit", key, "1", "1", "1"]
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        tab(page, "jobs")
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})

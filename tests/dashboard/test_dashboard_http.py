@@ -438,8 +438,8 @@ def test_jobs_are_listed_and_counted_by_state(app: App, client: TestClient) -> N
     assert listed("running") == [running]
     assert listed("held") == [held]
     states = client.get("/api/overview", headers=bearer(READ)).json()["states"]
-    assert states == {"running": 1, "due": 2, "scheduled": 2, "retrying": 1, "held": 1,
-                      "dead": 1, "succeeded": 1}
+    assert states == {"running": 1, "due": 2, "limited": 0, "scheduled": 2, "retrying": 1,
+                      "held": 1, "dead": 1, "succeeded": 1}
     [row] = client.get("/api/jobs", params={"table": "live", "state": "retrying"},
                        headers=bearer(READ)).json()["jobs"]
     assert (row["attempts"], row["last_error"]) == (1, "RuntimeError: later")

@@ -254,6 +254,7 @@ def test_hostile_names_show_as_text_in_every_view(page: playwright_api.Page, app
     app.enqueue(task, {}, queue=queue, rate_key=hostile)
     (job,) = app.claim("w", [queue], limit=1, start=True)
     app.fail(job, Throttled(after=300), attempt=1)
+    app.enqueue(task, {}, queue=queue, rate_key=hostile)  # due, held back by its key
     tab(page, "schedules")
     page.wait_for_selector(f"#schedules[aria-busy='false'] tr[data-schedule='hostile{width}']")
     assert page.locator(f"#schedules tr[data-schedule='hostile{width}'] td.task").inner_text() \
@@ -266,6 +267,9 @@ def test_hostile_names_show_as_text_in_every_view(page: playwright_api.Page, app
     key = page.locator(f"#throttled tr[data-queue='{queue}'] td.key")
     key.wait_for()
     assert key.inner_text() == hostile
+    held = page.locator(f"#limited tr[data-queue='{queue}'] td.key")
+    held.wait_for()
+    assert held.inner_text() == hostile
     assert page.locator("main img, main b, main i").count() == 0
     assert page.evaluate("window.__pwned") is None
     app.backend.unregister_worker(worker_id)

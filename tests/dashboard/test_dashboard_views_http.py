@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from polling import wait_until
@@ -170,6 +170,55 @@ def test_flow_control_shows_limits_throttles_and_breakers(app: App, client: Test
     assert (call["state"], call["failures"], call["cooldown"]) == ("open", 1, 120)
     stored = next(b for b in app.breakers() if b.task == "call")
     assert stored.open_until is not None and call["open_until"] == stored.open_until.isoformat()
+
+
+def test_limited_jobs_are_listed_counted_and_grouped_by_key(
+    clocked: tuple[App, FakeClock, TestClient],
+) -> None:
+    """Due jobs that flow control holds back are "limited", not "due": on the state bar, in
+    their own list (why each waits, its key) and per key on the Flow control tab."""
+    app, clock, client = clocked
+    for n in range(3):  # account a: one at a time
+        app.enqueue("charge", {"n": n}, queue="billing", concurrency_key="acct:a",
+                    concurrency_limit=1)
+    (charging,) = app.claim("w", ["billing"], limit=1, start=True)
+    app.enqueue("call", {"n": 1}, queue="api", rate_key="c:<b>")  # a hostile key
+    (called,) = app.claim("w", ["api"], limit=1, start=True)
+    assert app.fail(called, Throttled(after=60), attempt=1) == "retried"
+    throttled = app.enqueue("call", {"n": 2}, queue="api", rate_key="c:<b>")
+    free = app.enqueue("call", {"n": 3}, queue="api", rate_key="c:d")
+    states = client.get("/api/overview", headers=bearer(READ)).json()["states"]
+    assert (states["limited"], states["due"], states["running"], states["retrying"]) == (
+        3, 1, 1, 1)
+
+    def listed(state: str) -> list[dict[str, object]]:
+        response = client.get("/api/jobs", params={"table": "live", "state": state},
+                              headers=bearer(READ))
+        assert response.status_code == 200, response.text
+        jobs: list[dict[str, object]] = response.json()["jobs"]
+        return jobs
+
+    assert [(j["id"], j["limit_reason"], j["limit_key"]) for j in listed("limited")] == [
+        (throttled, "rate_key", "c:<b>"),
+        *((j.id, "concurrency", "acct:a") for j in app.find_jobs(queue="billing",
+                                                                  status="pending"))]
+    assert [j["id"] for j in listed("due")] == [free]
+    assert [j["id"] for j in client.get("/api/jobs", params={
+        "table": "live", "state": "limited", "queue": "api"},
+        headers=bearer(READ)).json()["jobs"]] == [throttled]
+    flow = client.get("/api/flow", headers=bearer(READ)).json()
+    until = (clock.now() + timedelta(seconds=60)).isoformat()
+    assert flow["limited"] == [
+        {"queue": "billing", "reason": "concurrency", "key": "acct:a", "waiting": 2,
+         "running": 1, "limit": 1, "until": None},
+        {"queue": "api", "reason": "rate_key", "key": "c:<b>", "waiting": 1, "running": 0,
+         "limit": None, "until": until}]
+    app.complete(charging, None)
+    clock.advance(60)  # the key's throttle ends: its retry and its job are due
+    assert listed("limited") == []
+    assert client.get("/api/flow", headers=bearer(READ)).json()["limited"] == []
+    states = client.get("/api/overview", headers=bearer(READ)).json()["states"]
+    assert (states["limited"], states["due"]) == (0, 5)
 
 
 @pytest.fixture

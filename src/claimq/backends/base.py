@@ -297,7 +297,8 @@ class JobFilter:
     """Which jobs find_jobs() returns: every field that is not None must match. `status` is a
     live job's status, or a dead letter's reason; `tag` one of the job's tags; `text` a
     lower-case substring of the payload's or the attempt history's JSON text; `state` (live jobs
-    only) one of LIVE_STATES: running, held, due, retrying or scheduled (_live_state.sql)."""
+    only) one of LIVE_STATES: running, held, due, limited, retrying or scheduled
+    (_live_state.sql, _limited.sql)."""
 
     queue: str | None = None
     task: str | None = None
@@ -308,10 +309,36 @@ class JobFilter:
 
 
 # A live job's state (find_jobs' JobFilter.state, count_states): running (claimed), held (a
-# workflow job waiting for its dependencies), due (pending, its run_at come), retrying (pending
-# after an attempt, waiting for its run_at: a retry's backoff), scheduled (pending, never
-# attempted, its run_at ahead).
-LIVE_STATES = ("running", "due", "scheduled", "retrying", "held")
+# workflow job waiting for its dependencies), due (pending, its run_at come), limited (due, but
+# flow control holds it back now: LIMIT_REASONS, _limited.sql; not also counted as due),
+# retrying (pending after an attempt, waiting for its run_at: a retry's backoff), scheduled
+# (pending, never attempted, its run_at ahead).
+LIVE_STATES = ("running", "due", "limited", "scheduled", "retrying", "held")
+
+# Why a limited job waits, the first that holds in this order: its queue is inactive, paused,
+# throttled (a handler's Throttled pauses it) or at max_workers; its concurrency key has its
+# concurrency_limit jobs running; its rate key is paused by a Throttled. An empty rate limit
+# bucket, a sequence's later jobs and an open circuit breaker do not make a job limited.
+LIMIT_REASONS = ("inactive", "paused", "throttled", "max_workers", "concurrency", "rate_key")
+
+
+@dataclass(frozen=True, slots=True)
+class Limited:
+    """What holds due jobs back now (`app.limited()`): `waiting` due jobs of `queue` are
+    limited for `reason` (one of LIMIT_REASONS; each job counted once, under its first reason).
+    `key`: the concurrency key or the rate key (None for a reason of the whole queue).
+    `running`: jobs fetched or processing, of that key (concurrency, rate_key) or else of the
+    queue. `limit`: the queue's max_workers (max_workers), or the key's concurrency_limit (the
+    highest among its waiting jobs'), else None. `until`: when a throttle ends (throttled,
+    rate_key), else None."""
+
+    queue: str
+    reason: str
+    key: str | None
+    waiting: int
+    running: int
+    limit: int | None = None
+    until: datetime | None = None
 
 
 class StateCount(NamedTuple):
@@ -678,7 +705,8 @@ class Backend(Protocol):
         paging: pass the last id of one page to get the next)."""
         ...
     def count_states(self) -> list[StateCount]:
-        """Live jobs by queue and state (LIVE_STATES); a state with no job has no row."""
+        """Live jobs by queue and state (LIVE_STATES: a limited job is not also due); a state
+        with no job has no row."""
         ...
     def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
         """Deletes exactly these jobs from archive or dead letters; the ids it deleted."""
@@ -765,6 +793,15 @@ class Backend(Protocol):
     def list_breakers(self) -> list[BreakerInfo]: ...
     def list_throttled_keys(self) -> list[ThrottledKey]:
         """The rate keys paused now by a Throttled (at most 1000, by queue and key)."""
+        ...
+    def list_limited(self) -> list[Limited]:
+        """What holds due jobs back now, per queue, reason and key (at most 1000, the most
+        waiting first): the jobs find_jobs(state="limited") finds, grouped."""
+        ...
+    def limit_reasons(self, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        """Of these jobs, each limited one's reason (LIMIT_REASONS) and key (its concurrency
+        or rate key when that is the reason, else None); a job that is not limited is left
+        out."""
         ...
     def now(self) -> datetime: ...
 

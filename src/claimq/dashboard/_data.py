@@ -132,7 +132,9 @@ def flow(app: App) -> dict[str, Any]:
     """Flow control, as `claimq queues list` and `claimq stats` read it: each queue's worker
     limit, rate limits (the queue's, per rate key), priority aging, whether it takes jobs by
     concurrency key, and until when a handler's Throttled pauses it (app.queues()); the rate
-    keys a Throttled pauses (app.throttled_keys()); the circuit breakers (app.breakers())."""
+    keys a Throttled pauses (app.throttled_keys()); what holds due jobs back, per queue, reason
+    and key (app.limited(): waiting, running, limit, until); the circuit breakers
+    (app.breakers())."""
     now = app.backend.now()
     return {
         "now": now, "flow_control": app.backend.capabilities.flow_control,
@@ -144,6 +146,7 @@ def flow(app: App) -> dict[str, Any]:
                     "keyed": q.keyed, "throttled_until": q.throttled_until}
                    for q in app.queues()],
         "throttled_keys": [dataclasses.asdict(k) for k in app.throttled_keys()],
+        "limited": [dataclasses.asdict(g) for g in app.limited()],
         "breakers": [dataclasses.asdict(b) for b in app.breakers()],
     }
 
@@ -387,7 +390,8 @@ def find(app: App, table: Table, where: dict[str, str], before: int | None,
 def job_page(app: App, table: Table, where: dict[str, str], before: int | None,
              limit: int) -> dict[str, Any]:
     """A page of the job browser: up to `limit` rows and the `next` page's `before` (None on
-    the last page). The running jobs' rows carry their last reported progress."""
+    the last page). The running jobs' rows carry their last reported progress; the limited
+    jobs' rows why each waits (`limit_reason`, one of LIMIT_REASONS) and its key."""
     found = find(app, table, where, before, limit + 1)
     page = found[:limit]
     now = app.backend.now()
@@ -400,6 +404,11 @@ def job_page(app: App, table: Table, where: dict[str, str], before: int | None,
                 progress = None
             row["progress"] = None if progress is None else {
                 "fraction": progress.fraction, "note": progress.note}
+    elif where.get("state") == "limited":
+        # why each waits, read again now: a job its limit let go since shows none
+        reasons = app.backend.limit_reasons([row["id"] for row in rows]) if rows else {}
+        for row in rows:
+            row["limit_reason"], row["limit_key"] = reasons.get(row["id"], (None, None))
     return {"jobs": rows, "next": page[-1].id if len(found) > limit else None}
 
 

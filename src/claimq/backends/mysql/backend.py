@@ -54,6 +54,7 @@ from claimq.backends.base import (
     HeartbeatResult,
     HistoryRow,
     JobFilter,
+    Limited,
     LiveRow,
     NewWorkflow,
     Owned,
@@ -1729,6 +1730,18 @@ class MySQLBackend(PlainOptionalParts):
     def list_breakers(self) -> list[BreakerInfo]:
         return [_rows.breaker_info(r, _aware)
                 for r in self._read(_Q.list_breakers, {"now": self._now()})]
+
+    def list_limited(self) -> list[Limited]:
+        return [Limited(r["queue"], r["reason"], r["held_key"], int(r["waiting"]),
+                        int(r["running"]), r["cap"],
+                        None if r["until"] is None else r["until"].replace(tzinfo=UTC))
+                for r in self._read(_Q.list_limited, {"now": self._now()})]
+
+    def limit_reasons(self, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        if not ids:
+            return {}
+        rows = self._read(_Q.limit_reasons, {"ids": tuple(ids), "now": self._now()})
+        return {int(r["id"]): (r["reason"], r["held_key"]) for r in rows}
 
     def list_throttled_keys(self) -> list[ThrottledKey]:
         return [ThrottledKey(r["queue"], r["rate_key"], r["throttled_until"].replace(tzinfo=UTC))

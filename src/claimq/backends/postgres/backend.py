@@ -46,6 +46,7 @@ from claimq.backends.base import (
     HistoryRow,
     JobFilter,
     LatencyRow,
+    Limited,
     Listener,
     LiveRow,
     NewWorkflow,
@@ -1301,12 +1302,19 @@ class PostgresBackend:
         params = {"before": before, "queue": where.queue, "task": where.task,
                   "status": where.status, "tag": where.tag, "text": where.text,
                   "state": where.state, "now": self._now(), "limit": limit}
+        if table == "live":
+            return [_row_to_job(r) for r in self._read_no_jit(query, params)]
         with self._conn() as conn:
             return [_row_to_job(r) for r in conn.execute(query, params).fetchall()]
 
+    def _read_no_jit(self, query: str, params: dict[str, Any]) -> list[Any]:
+        """A read that asks flow control's rule (_limited.sql), without JIT (no_jit.sql)."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute(self._q.no_jit)
+            return conn.execute(query, params).fetchall()
+
     def count_states(self) -> list[StateCount]:
-        with self._conn() as conn:
-            rows = conn.execute(self._q.count_states, {"now": self._now()}).fetchall()
+        rows = self._read_no_jit(self._q.count_states, {"now": self._now()})
         return [StateCount(r["queue"], r["state"], int(r["n"])) for r in rows]
 
     def delete_finished(self, table: Literal["archive", "dead"], ids: Sequence[int]) -> list[int]:
@@ -1497,6 +1505,15 @@ class PostgresBackend:
         with self._conn() as conn:
             rows = conn.execute(self._q.list_breakers, {"now": self._now()}).fetchall()
         return [breaker_info(r, lambda v: v) for r in rows]
+
+    def list_limited(self) -> list[Limited]:
+        rows = self._read_no_jit(self._q.list_limited, {"now": self._now()})
+        return [Limited(r["queue"], r["reason"], r["held_key"], r["waiting"], r["running"],
+                        r["cap"], r["until"]) for r in rows]
+
+    def limit_reasons(self, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        rows = self._read_no_jit(self._q.limit_reasons, {"ids": list(ids), "now": self._now()})
+        return {r["id"]: (r["reason"], r["held_key"]) for r in rows}
 
     def list_throttled_keys(self) -> list[ThrottledKey]:
         with self._conn() as conn:

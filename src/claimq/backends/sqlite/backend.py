@@ -62,6 +62,7 @@ from claimq.backends.base import (
     HeartbeatResult,
     HistoryRow,
     JobFilter,
+    Limited,
     LiveRow,
     NewWorkflow,
     Owned,
@@ -1190,6 +1191,20 @@ class SQLiteBackend(PlainOptionalParts):
         rows = self._conn().execute(_Q.list_throttled_keys, {"now": self._time()}).fetchall()
         return [ThrottledKey(r["queue"], r["key"], datetime.fromtimestamp(r["until"], UTC))
                 for r in rows]
+
+    @mapped
+    def list_limited(self) -> list[Limited]:
+        rows = self._conn().execute(_Q.list_limited, {"now": self._time()}).fetchall()
+        return [Limited(r["queue"], r["reason"], r["held_key"], int(r["waiting"]),
+                        int(r["running"]), r["cap"],
+                        None if r["until"] is None else datetime.fromtimestamp(r["until"], UTC))
+                for r in rows]
+
+    @mapped
+    def limit_reasons(self, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        params = {"ids": json.dumps(list(ids)), "now": self._time()}
+        return {r["id"]: (r["reason"], r["held_key"])
+                for r in self._conn().execute(_Q.limit_reasons, params)}
 
     def list_breakers(self) -> list[BreakerInfo]:
         rows = self._conn().execute(_Q.list_breakers, {"now": self._time()}).fetchall()

@@ -340,8 +340,18 @@ function push(chart, label, values) {
 // -- job browser: by state, each a list with its own columns; "all" is the plain browser ------
 
 // The table a state's jobs are in; the live states filter the live table by `state`.
-const VIEW_TABLE = { running: "live", due: "live", scheduled: "live", retrying: "live",
-                     held: "live", dead: "dead", succeeded: "archive" };
+const VIEW_TABLE = { running: "live", due: "live", limited: "live", scheduled: "live",
+                     retrying: "live", held: "live", dead: "dead", succeeded: "archive" };
+
+// Why a limited job waits (the server's `limit_reason`), in words.
+const LIMIT_REASONS = { inactive: "queue inactive", paused: "queue paused",
+                        throttled: "queue throttled", max_workers: "queue at its worker limit",
+                        concurrency: "concurrency key at its limit",
+                        rate_key: "rate key throttled" };
+function limitReason(job) {
+  return cell(job.limit_reason ? LIMIT_REASONS[job.limit_reason] || job.limit_reason
+                               : "no longer held", "limit-reason");
+}
 
 function cell(text, cls) { return el("td", text, cls ? { class: cls } : {}); }
 function attempt(job) { return cell(job.attempts + "/" + job.max_attempts, "num"); }
@@ -377,6 +387,10 @@ const COLUMNS = {
   due: [["Run at", (j) => cell(when(j.run_at))],
         ["Waiting", since(1)],
         ["Attempt", attempt], ["Priority", (j) => cell(j.priority, "num")]],
+  limited: [["Waits for", limitReason],
+            ["Key", (j) => cell(j.limit_key === null || j.limit_key === undefined ? "–" : j.limit_key, "limit-key")],
+            ["Due for", since(1)],
+            ["Attempt", attempt], ["Priority", (j) => cell(j.priority, "num")]],
   scheduled: [["Run at", (j) => cell(when(j.run_at))],
               ["In", since(-1)],
               ["Priority", (j) => cell(j.priority, "num")],
@@ -1066,6 +1080,19 @@ function loadFlow() {
     }
     $("throttled").hidden = !data.throttled_keys.length;
     $("throttled-none").hidden = data.throttled_keys.length > 0;
+    const held = $("limited").tBodies[0];
+    held.replaceChildren();
+    for (const g of data.limited) {
+      const row = el("tr", null, { "data-queue": g.queue, "data-reason": g.reason });
+      if (g.key !== null) row.dataset.key = g.key;
+      row.append(cell(g.queue), cell(LIMIT_REASONS[g.reason] || g.reason, "reason"),
+                 cell(g.key === null ? "–" : g.key, "key"), cell(g.waiting, "num waiting"),
+                 cell(g.running, "num running"), cell(g.limit === null ? "–" : g.limit, "num limit"),
+                 cell(until(g.until, now), "until"));
+      held.append(row);
+    }
+    $("limited").hidden = !data.limited.length;
+    $("limited-none").hidden = data.limited.length > 0;
     renderBreakers("flow-breakers", data.breakers);
   });
 }

@@ -55,6 +55,7 @@ from claimq.testing.conformance.enqueue import (  # noqa: E402
 from claimq.testing.conformance.flow import (  # noqa: E402
     TestConcurrencyKeys,
     TestFlowControlRefused,
+    TestLimitedState,
     TestRateLimits,
     TestThrottle,
     TestUniqueFor,
@@ -119,6 +120,7 @@ __all__ = [
     "TestConfirmOwned",
     "TestIdempotencyKeys",
     "TestLeases",
+    "TestLimitedState",
     "TestOrphaned",
     "TestProgress",
     "TestPurge",

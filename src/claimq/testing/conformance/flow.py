@@ -19,11 +19,13 @@ from claimq.backends.base import (
     ClaimRequest,
     Completion,
     Failure,
+    JobFilter,
     PriorityAging,
     RateLimit,
     Settled,
 )
 from claimq.errors import InvalidInput
+from claimq.job import Job
 from claimq.testing.conformance._harness import Subject, job_spec, token
 
 flow_control = pytest.mark.flow_control  # needs capabilities.flow_control
@@ -182,6 +184,139 @@ class TestThrottle(_FlowControlled):
         assert len(other.claim("w2", ["api"], 10, 30.0, False)) == 3
         assert [q.throttled_until for q in subject.backend.list_queues()
                 if q.name == "api"] == [None]
+
+
+@flow_control
+class TestLimitedState(_FlowControlled):
+    """The live state "limited" (find_jobs' JobFilter.state, count_states, list_limited): a due
+    job that flow control holds back now, for the first of LIMIT_REASONS that holds, and then
+    not also due. The rule is the database's state only, the same on every backend."""
+
+    def _throttle(self, subject: Subject, job: Job, seconds: float) -> None:
+        error = {"attempt": 1, "error": "Throttled", "message": "429"}
+        assert subject.backend.fail([Failure(job.id, token(job), error, seconds,
+                                             "retries_exhausted", throttle=seconds)]).retried
+
+    def _world(self, subject: Subject) -> dict[str, list[int]]:
+        """A due job held back for each reason, and next to each a due job that is not."""
+        backend = subject.backend
+        ids: dict[str, list[int]] = {}
+        # concurrency: key k (limit 1) has one running; key k2 (limit 2) has one, so room
+        subject.enqueue_many([job_spec(payload={"key": k, "n": n}, queue="c",
+                                       concurrency_key=k, concurrency_limit=limit)
+                              for k, limit, n in (("k", 1, 0), ("k", 1, 1), ("k", 1, 2),
+                                                  ("k2", 2, 0), ("k2", 2, 1))])
+        assert subject.claim_one(queue="c", start=True).payload["key"] == "k"
+        assert subject.claim_one(queue="c", start=True).payload["key"] == "k2"  # k is full
+        pending = subject.jobs("live", queue="c", status="pending")
+        ids["concurrency"] = [j.id for j in pending if j.payload["key"] == "k"]
+        ids["due"] = [j.id for j in pending if j.payload["key"] == "k2"]
+        # max_workers: one running of at most one
+        backend.configure_queue("m", max_workers=1)
+        subject.enqueue_many([job_spec(queue="m") for _ in range(2)])
+        subject.claim_one(queue="m")
+        ids["max_workers"] = [j.id for j in subject.jobs("live", queue="m", status="pending")]
+        # paused (with a key at its limit too: counted once, under the queue's reason)
+        subject.enqueue(queue="p", concurrency_key="k", concurrency_limit=1)
+        subject.claim_one(queue="p", start=True)
+        ids["paused"] = [subject.enqueue(queue="p"),
+                         subject.enqueue(queue="p", concurrency_key="k", concurrency_limit=1)]
+        backend.configure_queue("p", paused=True)
+        # inactive
+        ids["inactive"] = [subject.enqueue(queue="i")]
+        backend.configure_queue("i", active=False)
+        # a Throttled pauses queue t (its job retries later: retrying, not limited)
+        subject.enqueue(queue="t")
+        self._throttle(subject, subject.claim_one(queue="t", start=True), 60)
+        ids["throttled"] = [subject.enqueue(queue="t")]
+        # a Throttled pauses rate key a of queue r (not key b)
+        subject.enqueue(queue="r", rate_key="a")
+        self._throttle(subject, subject.claim_one(queue="r", start=True), 30)
+        ids["rate_key"] = [subject.enqueue(queue="r", rate_key="a")]
+        ids["due"].append(subject.enqueue(queue="r", rate_key="b"))
+        return ids
+
+    def _found(self, subject: Subject, state: str) -> list[int]:
+        return [j.id for j in subject.backend.find_jobs("live", JobFilter(state=state), None,
+                                                         100)]
+
+    def test_find_and_count_a_held_back_job_as_limited_not_due(self, subject: Subject) -> None:
+        ids = self._world(subject)
+        limited = sorted((i for reason, found in ids.items() if reason != "due"
+                          for i in found), reverse=True)
+        assert self._found(subject, "limited") == limited
+        assert self._found(subject, "due") == sorted(ids["due"], reverse=True)
+        counts = {(c.queue, c.state): c.jobs for c in subject.backend.count_states()}
+        assert {k: n for k, n in counts.items() if k[1] in ("due", "limited")} == {
+            ("c", "limited"): 2, ("c", "due"): 1, ("m", "limited"): 1, ("p", "limited"): 2,
+            ("i", "limited"): 1, ("t", "limited"): 1, ("r", "limited"): 1, ("r", "due"): 1}
+        assert counts[("t", "retrying")] == counts[("r", "retrying")] == 1
+        assert self._found(subject, "running") == sorted(
+            (j.id for j in subject.jobs("live") if j.status in ("fetched", "processing")),
+            reverse=True)
+
+    def test_list_limited_groups_by_queue_reason_and_key(self, subject: Subject) -> None:
+        self._world(subject)
+        rows = {(r.queue, r.reason, r.key): r for r in subject.backend.list_limited()}
+        assert {k: (r.waiting, r.running, r.limit, r.until) for k, r in rows.items()} == {
+            ("c", "concurrency", "k"): (2, 1, 1, None),
+            ("m", "max_workers", None): (1, 1, 1, None),
+            ("p", "paused", None): (2, 1, None, None),
+            ("i", "inactive", None): (1, 0, None, None),
+            ("t", "throttled", None): (1, 0, None, subject.at(60)),
+            ("r", "rate_key", "a"): (1, 0, None, subject.at(30)),
+        }
+        waiting = [r.waiting for r in subject.backend.list_limited()]
+        assert waiting == sorted(waiting, reverse=True), "the most waiting first"
+
+    def test_limit_reasons_says_why_each_limited_job_waits(self, subject: Subject) -> None:
+        ids = self._world(subject)
+        every = [j.id for j in subject.jobs("live")]
+        keys = {"concurrency": "k", "rate_key": "a"}
+        assert subject.backend.limit_reasons(every) == {
+            i: (reason, keys.get(reason)) for reason, found in ids.items() if reason != "due"
+            for i in found}
+        assert subject.backend.limit_reasons([]) == {}
+
+    def test_a_job_held_by_both_keys_counts_once_under_its_concurrency_key(
+        self, subject: Subject
+    ) -> None:
+        subject.enqueue(queue="x", concurrency_key="k", concurrency_limit=1, rate_key="a")
+        self._throttle(subject, subject.claim_one(queue="x", start=True), 30)  # pauses a
+        subject.enqueue(queue="x", concurrency_key="k", concurrency_limit=1)
+        subject.claim_one(queue="x", start=True)  # k is full now
+        both = subject.enqueue(queue="x", concurrency_key="k", concurrency_limit=1,
+                               rate_key="a")
+        rate_only = subject.enqueue(queue="x", rate_key="a")
+        assert subject.backend.limit_reasons([both, rate_only]) == {
+            both: ("concurrency", "k"), rate_only: ("rate_key", "a")}
+        counts = {c.state: c.jobs for c in subject.backend.count_states()}
+        assert (counts["limited"], counts.get("due")) == (2, None)
+        assert [(r.reason, r.key, r.waiting, r.running) for r in
+                subject.backend.list_limited()] == [("concurrency", "k", 1, 1),
+                                                     ("rate_key", "a", 1, 0)]
+        assert self._found(subject, "limited") == [rate_only, both]
+
+    def test_a_limited_job_is_due_again_when_its_limit_lifts(self, subject: Subject) -> None:
+        ids = self._world(subject)
+        backend = subject.backend
+        for running in subject.jobs("live", queue="c", status="processing"):
+            if running.payload["key"] == "k":
+                subject.complete(running)
+        backend.configure_queue("m", max_workers=None)
+        backend.configure_queue("p", paused=False)
+        backend.configure_queue("i", active=True)
+        subject.advance(30)  # rate key a's throttle ends, queue t's not yet
+        # p's keyed job is still held back: by its key now (one of p's k is running)
+        assert self._found(subject, "limited") == sorted(ids["throttled"] + ids["paused"][1:],
+                                                         reverse=True)
+        assert [(r.queue, r.reason, r.key, r.waiting) for r in backend.list_limited()] == [
+            ("p", "concurrency", "k", 1), ("t", "throttled", None, 1)]
+        subject.advance(30)
+        assert self._found(subject, "limited") == ids["paused"][1:]
+        due = set(self._found(subject, "due"))
+        assert due >= {*ids["concurrency"], *ids["max_workers"], ids["paused"][0],
+                       *ids["inactive"], *ids["throttled"], *ids["rate_key"]}
 
 
 @no_flow_control

@@ -1,8 +1,8 @@
 -- Live jobs, held ones included (status 'held'), newest first.
-SELECT {live_columns} FROM claimq_jobs
+SELECT {live_columns} FROM claimq_jobs j
 WHERE {find_where}
   AND (%(status)s IS NULL OR status = %(status)s)
-  AND (%(state)s IS NULL OR {live_state} = %(state)s)
+  AND (%(state)s IS NULL OR {in_state})
 UNION ALL
 SELECT id, queue, task, payload, tags, idempotency_key, priority, 'held', attempts,
        max_attempts, worker_id, claim_token, lease_until, heartbeat_at, run_at, created_at,

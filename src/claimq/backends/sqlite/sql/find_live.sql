@@ -1,8 +1,8 @@
 -- Live jobs, held workflow jobs among them (status 'held').
-SELECT {job_read} FROM claimq_jobs
+SELECT {job_read} FROM claimq_jobs j
 WHERE {find_where}
   AND (:status IS NULL OR status = :status)
-  AND (:state IS NULL OR {live_state} = :state)
+  AND (:state IS NULL OR {in_state})
 UNION ALL
 SELECT {held_read} FROM claimq_held
 WHERE {find_where}

@@ -1,0 +1,17 @@
+-- Why a due job `j` (pending, its run_at come) cannot be claimed now, or NULL when flow control
+-- lets it through: the one rule of the "limited" state (find_jobs' `state`, count_states,
+-- list_limited.sql), the same on every backend. In this order, the first that holds:
+--   inactive    its queue is deactivated;
+--   paused      its queue is paused;
+--   throttled   a handler's Throttled pauses its queue (throttled_until ahead);
+--   max_workers its queue has max_workers jobs fetched or processing;
+--   concurrency its concurrency key has the job's concurrency_limit jobs of the queue fetched
+--               or processing;
+--   rate_key    a handler's Throttled pauses its rate key (claimq_rate_keys.throttled_until).
+-- Not counted: an empty rate limit bucket (the queue's or a rate key's: it refills within a
+-- period), a sequence's later jobs, an open circuit breaker (the Flow control tab lists them).
+-- Per job: _queue_limited.sql, then _key_limited.sql (index probes: the queue's row, its
+-- running jobs, the rate key's row). count_states and list_limited apply the same tests to many
+-- jobs at once: the queue's per queue, the keys' set-wise (_keyed_limited.sql); the conformance
+-- suite's TestLimitedState checks that find, count and list agree.
+coalesce({queue_limited}, {key_limited})

@@ -1,0 +1,9 @@
+-- Of these jobs (%(ids)s, an array), the limited ones (_limited.sql): why each waits, and its
+-- concurrency or rate key when that is the reason (the dashboard's list of limited jobs).
+SELECT id, reason, CASE reason WHEN 'concurrency' THEN concurrency_key
+                               WHEN 'rate_key' THEN rate_key END AS held_key
+FROM (SELECT j.id, j.concurrency_key, j.rate_key, {limited} AS reason
+      FROM {schema}.jobs j
+      WHERE j.id = ANY (%(ids)s::bigint[])
+        AND j.status = 'pending' AND j.run_at <= {now}) AS d
+WHERE reason IS NOT NULL
