@@ -124,33 +124,45 @@ def supervise(
             if p.is_alive() and p.pid is not None:
                 os.kill(p.pid, sig)
 
+    # The handler only counts; the loop passes each stop signal on, so that a child started
+    # while a signal came in (or just after) is among those it reaches, and none gets two.
     def on_signal(signum: int, _frame: object) -> None:
         nonlocal signals
         signals += 1
         stopping.set()
-        stop_children(signal.SIGTERM if signals == 1 else signal.SIGKILL)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     children.extend(spawn(i) for i in range(processes))
     restarts = 0
     code = 0
+    passed_on = 0  # stop signals passed on to the children
     while not stopping.is_set():
         for i, p in enumerate(children):
-            if p.is_alive() or stopping.is_set():
+            if stopping.is_set():
+                break
+            if p.is_alive():
                 continue
             if p.exitcode == EXIT_CANNOT_START:
                 log.error("worker process %s could not start (see above): stopping", p.pid)
                 code = EXIT_CANNOT_START
                 stopping.set()
                 stop_children(signal.SIGTERM)
+                passed_on = 1
                 break
             restarts += 1
             log.warning("worker process %s exited with %s; starting another", p.pid,
                         p.exitcode)
             time.sleep(min(0.1 * restarts, 1.0) * random.random())
-            children[i] = spawn(i)
+            if not stopping.is_set():
+                children[i] = spawn(i)
         stopping.wait(0.2)
+    while any(p.is_alive() for p in children):
+        if signals > passed_on:  # the first: stop with grace; a second: at once
+            passed_on = signals
+            stop_children(signal.SIGTERM if passed_on == 1 else signal.SIGKILL)
+        for p in children:
+            p.join(0.05)
     for p in children:
         p.join()
     return EXIT_STOPPED_AT_ONCE if signals >= 2 else code

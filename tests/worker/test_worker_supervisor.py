@@ -116,3 +116,17 @@ def test_a_second_signal_to_the_supervisor_stops_the_children_at_once(
         assert not pid_alive(pid)
     # Nothing was handed back: the jobs wait for their leases to run out.
     assert {j.id for j in live(app) if j.status == "processing"} == set(ids)
+
+
+@pytest.mark.parametrize("moment", ["restarting", "starting"])
+def test_a_stop_signal_while_a_child_is_replaced_reaches_the_replacement(
+    app: App, spawn_worker, moment: str
+) -> None:
+    """SIGTERM to the supervisor just before, or just after, it starts a replacement for a dead
+    child: the replacement stops too (it was started unsignalled and ran on, so the supervisor
+    waited for it forever: CI's chaos_workflow run saw it)."""
+    supervisor = spawn_worker(app.url, processes=2, concurrency=1, poll_interval=0.1,
+                              grace=5.0, stop_while=moment)
+    assert supervisor.wait(timeout=30) == 0
+    assert re.search(r"worker process \d+ exited with -9", supervisor.log())
+    assert _worker_children(supervisor.pid) == []

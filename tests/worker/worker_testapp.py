@@ -110,6 +110,37 @@ def poll_cancel_sync(ctx: JobContext, seconds: float) -> str:
     return "ran to the end"
 
 
+def _stop_while_replacing(moment: str, processes: int) -> None:
+    """Fault injection for the supervisor (option `stop_while`): its first child is killed
+    as soon as it has started, and the supervisor gets its SIGTERM just before its replacement
+    starts ("restarting": at the pause before the restart) or just after ("starting")."""
+    import multiprocessing.context
+    import random
+    import signal
+
+    from claimq import _processes
+
+    started: list[Any] = []
+    real_start = multiprocessing.context.SpawnProcess.start
+
+    def start(process: Any) -> None:
+        real_start(process)
+        started.append(process)
+        if len(started) == 1:
+            os.kill(process.pid, signal.SIGKILL)
+        elif len(started) == processes + 1 and moment == "starting":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    class StopThenNoPause(random.Random):
+        def random(self) -> float:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return 0.0
+
+    multiprocessing.context.SpawnProcess.start = start  # type: ignore[method-assign]
+    if moment == "restarting":
+        _processes.random = StopThenNoPause()  # type: ignore[assignment]
+
+
 def main() -> None:
     logging.basicConfig(
         level=logging.INFO,
@@ -119,5 +150,7 @@ def main() -> None:
     options: dict[str, Any] = json.loads(os.environ.get("CLAIMQ_TEST_WORKER", "{}"))
     processes = options.pop("processes", 1)
     if processes > 1:
+        if moment := options.pop("stop_while", None):
+            _stop_while_replacing(moment, processes)
         sys.exit(run_worker(app, processes=processes, app_path="worker_testapp:app", **options))
     Worker(app, **options).run()
