@@ -73,6 +73,7 @@ def test_a_permanent_failure_is_dead_lettered(app: object) -> None:
 
 
 def test_drain_leaves_jobs_not_due_until_the_clock_moves(tmp_path: Path) -> None:
+    orders.SENT.clear()  # (no `app` fixture here: another test's receipts may be in it)
     clock = FakeClock(start=datetime.now(UTC))
     orders.app.clock = clock
     try:
