@@ -52,10 +52,9 @@ lint: setup
 
 # The long soaks (marker `soak`) are left out; their one-round forms run. All of it:
 # `$(BIN)/pytest -q`.
-# Tests run side by side (pytest-xdist, each on databases of its own), then the fault scenarios
-# (marker `serial`, tests/chaos) one at a time.
-# Each part prints its 25 slowest; a passing test over 30 s without a `Slow: <reason>` line in
-# its docstring errors (tests/slow_budget.py).
+# Tests run side by side (pytest-xdist, each test process on databases of its own); the fault
+# scenarios (marker `serial`, tests/chaos) are one xdist group, run in order by one test process
+# beside the rest. The run prints its 25 slowest; a passing test over 30 s without a
+# `Slow: <reason>` line in its docstring errors (tests/slow_budget.py).
 test: setup lint setup-django6
-	$(BIN)/pytest -q -p no:cacheprovider -m "not soak and not serial" -n 4 --dist worksteal --durations=25
-	$(BIN)/pytest -q -p no:cacheprovider -m "serial and not soak" --durations=25
+	$(BIN)/pytest -q -p no:cacheprovider -m "not soak" -n 5 --dist loadgroup --durations=25

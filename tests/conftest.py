@@ -36,15 +36,19 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The fault scenarios (tests/chaos) kill processes and sessions, restart servers and sample
-# leases against the wall clock: `make test` runs them after the rest, one at a time, so that
-# neither the side-by-side run's load nor its sessions stand in their way.
+# leases against the wall clock: they run one at a time (marker `serial`), in one xdist group
+# (`make test` runs with --dist loadgroup), so one test process runs them in order while the
+# others run the rest beside them. They come first, so that their group starts at once.
 SERIAL_DIRS = (Path(__file__).parent / "chaos",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if any(d in item.path.parents for d in SERIAL_DIRS):
-            item.add_marker(pytest.mark.serial)
+    serial = [item for item in items if any(d in item.path.parents for d in SERIAL_DIRS)]
+    for item in serial:
+        item.add_marker(pytest.mark.serial)
+        item.add_marker(pytest.mark.xdist_group("serial"))
+    chosen = set(map(id, serial))
+    items[:] = serial + [item for item in items if id(item) not in chosen]
 
 
 PG_ADMIN_URL = os.environ.get("CLAIMQ_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -1,13 +1,11 @@
 """Least-privilege PostgreSQL roles for tests: a fresh schema migrated by its owner, and one
-new login role per kind (`claimq grant ROLE --as KIND`; a role given several kinds has the grants
-of each), dropped with the schema afterwards."""
+new login role per kind (`App.grant`, what `claimq grant ROLE --as KIND` runs; a role given
+several kinds has the grants of each), dropped with the schema afterwards."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -46,15 +44,16 @@ def least_privilege(base: str, kinds: Mapping[str, Sequence[str]]) -> Iterator[R
             conn.execute(f'CREATE ROLE "{role}" LOGIN')
     roles = Roles(base, schema, names)
     try:
+        # App.grant, what `claimq grant` runs (tests/cli covers the command), in this process:
+        # a `claimq` process per grant cost seconds per test.
         owner = App(roles.owner_url)
-        owner.migrate()
-        owner.close()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CLAIMQ_")}
-        for name, grants in kinds.items():
-            for kind in grants:
-                subprocess.run([CLAIMQ, "--database", roles.owner_url, "grant", names[name],
-                                "--as", kind], check=True, env=env, capture_output=True,
-                               timeout=60)
+        try:
+            owner.migrate()
+            for name, grants in kinds.items():
+                for kind in grants:
+                    owner.grant(names[name], kind)  # type: ignore[arg-type]
+        finally:
+            owner.close()
         yield roles
     finally:
         with psycopg.connect(base, autocommit=True) as conn:
