@@ -383,8 +383,8 @@ def test_the_scheduler_sleeps_until_a_tick_due_before_its_next_regular_pass(
     finally:
         db.close()
     # t0: the tick 30 s away, past the regular pass; t0 + 29.75: it is 0.25 s away, so the
-    # wait ends 10 ms after it; t0 + 30.01: fired, the next tick 30 s away again
-    assert waits == pytest.approx([1.5, 0.25 + scheduler.WAKE_AFTER, 1.5])
+    # wait ends 10 ms (WAKE_AFTER) after it; t0 + 30.01: fired, the next tick 30 s away again
+    assert waits == pytest.approx([1.5, 0.26, 1.5])
     assert _jobs(app, "soon") == [t0 + timedelta(seconds=30)]
     assert _jobs(app, "paused") == []
 
