@@ -401,6 +401,11 @@ class Schedules:
             _safe_plan, _validate.integer(limit, "limit", 1, 10_000),
             self._app.idempotency_retention)
 
+    def next_due_in(self) -> float | None:
+        """Seconds until the earliest tick of the unpaused schedules is due, by the database's
+        clock (0 or less: one is due now); None when there is none. The scheduler's wait."""
+        return self._app.backend.next_schedule_in()
+
     def _edit(self, name: str, edit: Callable[[ScheduleRow], ScheduleRow | None]) -> None:
         """Read, `edit`, write back, guarded: the write takes effect only if the row still
         has the next_run_at and paused it was read with. A scheduler that fired the schedule

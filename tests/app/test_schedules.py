@@ -345,3 +345,60 @@ def test_a_registered_tasks_schedule_payload_is_checked_like_its_enqueue(
     assert app.schedules.get("d") == made
     with pytest.raises(InvalidInput, match="handler's parameters"):
         app.periodic(every=60, name="declared", payload={"x": 1})(digest)
+
+
+def test_the_scheduler_sleeps_until_a_tick_due_before_its_next_regular_pass(
+        sched: tuple[App, FakeClock], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's scheduler waits its regular (jittered) pass, or until just after the next
+    tick when that is due sooner, so a tick is not enqueued up to a pass late. Its sleeps are
+    recorded, not slept: each moves the FakeClock on instead."""
+    import asyncio
+
+    from claimq._worker import scheduler
+    from claimq._worker.dbcall import DB
+    from claimq._worker.inflight import Counters
+
+    app, clock = sched
+    t0 = clock.now()
+    app.schedules.add("soon", "t", every=30)  # next tick at t0 + 30
+    app.schedules.add("paused", "t", every=5, paused=True)  # earlier, but paused
+    monkeypatch.setattr(scheduler.random, "random", lambda: 1.0)  # the regular wait: 1.5 s
+    stopping = asyncio.Event()
+    steps = [29.75, 0.26, None]  # where the clock goes during each wait (None: stop)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        step = steps.pop(0)
+        if step is None:
+            stopping.set()
+        else:
+            clock.advance(step)
+
+    monkeypatch.setattr(scheduler.asyncio, "sleep", sleep)
+    db = DB()
+    try:
+        loop = scheduler.Scheduler(app, db, Counters(), stopping=stopping)
+        asyncio.run(loop.run())
+    finally:
+        db.close()
+    # t0: the tick 30 s away, past the regular pass; t0 + 29.75: it is 0.25 s away, so the
+    # wait ends 10 ms (WAKE_AFTER) after it; t0 + 30.01: fired, the next tick 30 s away again
+    assert waits == pytest.approx([1.5, 0.26, 1.5])
+    assert _jobs(app, "soon") == [t0 + timedelta(seconds=30)]
+    assert _jobs(app, "paused") == []
+
+
+@pytest.mark.parametrize(("due_in", "wait"), [
+    (None, 1.2),  # no schedule: the regular pass
+    (3600.0, 1.2),  # a tick an hour away: the regular pass
+    (1.3, 1.2),  # a tick just past the regular pass: the regular pass
+    (0.4, 0.41),  # a tick before it: just after the tick
+    (0.0, 1.2),  # due still after the pass (another worker fires it, or it cannot be planned)
+    (-5.0, 1.2),
+])
+def test_the_schedulers_wait_is_until_the_next_tick_when_that_comes_first(
+        due_in: float | None, wait: float) -> None:
+    from claimq._worker.scheduler import next_wait
+
+    assert next_wait(due_in, 1.2) == pytest.approx(wait)

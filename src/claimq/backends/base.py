@@ -854,6 +854,12 @@ class Backend(Protocol):
         transaction holds are skipped), `plan` asked for each, its jobs enqueued and its
         next_run_at moved on. Returns the ids enqueued per schedule name."""
         ...
+    def next_schedule_in(self) -> float | None:
+        """Seconds from the database's time (the clock's, on a test's FakeClock) until the
+        earliest next_run_at of the unpaused schedules, taken in SQL so that a worker's own
+        clock does not matter; 0 or less when one is due; None when there is none. One indexed
+        read: the scheduler's wait until the next tick."""
+        ...
 
     # -- retention -----------------------------------------------------------------------------
     def list_retention(self) -> list[RetentionPolicy]: ...

@@ -1827,6 +1827,10 @@ class MySQLBackend(PlainOptionalParts):
 
         return self._write(work)
 
+    def next_schedule_in(self) -> float | None:
+        [row] = self._read(_Q.next_schedule_in, {"now": self._now()})
+        return None if row["seconds"] is None else float(row["seconds"])
+
     # -- retention -----------------------------------------------------------------------------
 
     def list_retention(self) -> list[RetentionPolicy]:

@@ -1677,6 +1677,12 @@ class PostgresBackend:
                 fired[r["name"]] = ids
         return fired
 
+    def next_schedule_in(self) -> float | None:
+        with self._conn() as conn:
+            row = conn.execute(self._q.next_schedule_in, {"now": self._now()}).fetchone()
+        assert row is not None
+        return None if row["seconds"] is None else float(row["seconds"])
+
     # -- retention -----------------------------------------------------------------------------
 
     def list_retention(self) -> list[RetentionPolicy]:

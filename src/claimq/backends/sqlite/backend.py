@@ -1396,6 +1396,11 @@ class SQLiteBackend(PlainOptionalParts):
                 fired[r["name"]] = ids
         return fired
 
+    @mapped
+    def next_schedule_in(self) -> float | None:
+        row = self._conn().execute(_Q.next_schedule_in, {"now": self._time()}).fetchone()
+        return None if row["seconds"] is None else float(row["seconds"])
+
     # -- retention -----------------------------------------------------------------------------
 
     @mapped

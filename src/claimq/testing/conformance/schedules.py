@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+import pytest
+
 from claimq.backends.base import PruneBatch, RetentionPolicy, SchedulePlan, ScheduleRow
 from claimq.testing.conformance._harness import Subject, job_spec
 
@@ -134,6 +136,25 @@ class TestScheduleRows:
         [stored] = subject.backend.list_schedules()
         assert stored.last_run_at is None and stored.last_job_id is None
         assert subject.counts() == (0, 0, 0)
+
+    def test_next_schedule_in_is_the_earliest_unpaused_tick_from_the_databases_time(
+            self, subject: Subject) -> None:
+        """The scheduler's wait: seconds from the statement's time to the earliest next_run_at
+        of the unpaused schedules (a paused one, however early, does not count), 0 or less
+        once it is due, None with no schedule."""
+        assert subject.backend.next_schedule_in() is None
+        subject.backend.insert_schedule(_schedule(subject, "later", at=3600))
+        subject.backend.insert_schedule(_schedule(subject, "paused", at=10, paused=True))
+        subject.backend.insert_schedule(_schedule(subject, "soon", at=90))
+        assert subject.backend.next_schedule_in() == pytest.approx(90.123456, abs=1e-5)
+        subject.advance(30)
+        assert subject.backend.next_schedule_in() == pytest.approx(60.123456, abs=1e-5)
+        subject.advance(70)  # "soon" is due, not fired yet
+        assert subject.backend.next_schedule_in() == pytest.approx(-9.876544, abs=1e-5)
+        assert subject.backend.delete_schedule("soon") is True
+        assert subject.backend.next_schedule_in() == pytest.approx(3500.123456, abs=1e-5)
+        assert subject.backend.delete_schedule("later") is True
+        assert subject.backend.next_schedule_in() is None  # only a paused one is left
 
 
 class TestRetention:
