@@ -256,8 +256,21 @@ def test_queues_report_settings_and_counts(app: App) -> None:
     assert (info.max_workers, info.lease_seconds, info.timeout_seconds) == (5, 12, 3)
     assert (info.paused, info.active) == (False, True)
     assert (info.pending, info.scheduled, info.fetched, info.processing) == (1, 1, 1, 1)
-    assert (info.archived, info.dead, info.expired) == (1, 1, 0)
-    assert info.oldest_ready_age is not None and info.oldest_ready_age >= 0
+    assert (info.archived, info.dead, info.past_lease) == (1, 1, 0)
+    assert info.oldest_due_age is not None and info.oldest_due_age >= 0
     assert by_name["other"].pending == 1
     assert claimed.id != proc.id and proc.id == proc_id
     assert [q.name for q in app.queues()] == sorted(by_name)
+
+
+def test_the_queue_figures_and_the_stats_use_the_same_terms() -> None:
+    """app.queues() and app.stats() (and so the page and `claimq stats`) name a figure alike."""
+    from dataclasses import fields
+
+    from claimq.backends.base import QueueInfo
+    from claimq.stats import TaskStats
+
+    queue_terms = {f.name for f in fields(QueueInfo)}
+    stats_terms = {f.name for f in fields(TaskStats)}
+    assert {"pending", "scheduled", "past_lease", "oldest_due_age"} <= queue_terms & stats_terms
+    assert not {"expired", "oldest_ready_age"} & queue_terms

@@ -109,7 +109,7 @@ def test_queues_count_expired_leases(app: App, clock: FakeClock) -> None:
     running(app, lease=LEASE, queue="e")
     expire(clock)
     [info] = [q for q in app.queues() if q.name == "e"]
-    assert info.expired == 1 and info.processing == 1
+    assert info.past_lease == 1 and info.processing == 1
 
 
 @pytest.mark.parametrize("old_state", ["fetched", "processing"])

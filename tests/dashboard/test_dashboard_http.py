@@ -68,6 +68,9 @@ def test_the_read_token_sees_but_cannot_act(app: App, client: TestClient) -> Non
     overview = client.get("/api/overview", headers=bearer(READ)).json()
     assert [(q["name"], q["depth"], q["state"]) for q in overview["queues"]] == [
         ("q", 1, "active")]
+    # the terms of `claimq stats` and app.stats()
+    assert (overview["queues"][0]["past_lease"], overview["queues"][0]["oldest_due_age"] >= 0) \
+        == (0, True)
     assert overview["breakers"] == []
     if app.backend.capabilities.flow_control:  # circuit breakers, with their state
         app.configure_breaker("t", failures=2, queue="q")

@@ -143,8 +143,8 @@ class QueueInfo:
     scheduled: int = 0
     fetched: int = 0
     processing: int = 0
-    expired: int = 0
-    oldest_ready_age: float | None = None
+    past_lease: int = 0  # fetched or processing, lease run out (the reaper's next work)
+    oldest_due_age: float | None = None  # seconds the oldest due pending job has waited
     archived: int = 0
     dead: int = 0
     rate_limit: RateLimit | None = None

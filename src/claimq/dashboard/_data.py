@@ -53,7 +53,7 @@ def queue_row(q: QueueInfo, now: datetime) -> dict[str, Any]:
         "name": q.name, "state": state, "paused": q.paused, "active": q.active,
         "max_workers": q.max_workers, "depth": q.pending + q.scheduled,
         "pending": q.pending, "scheduled": q.scheduled, "running": q.fetched + q.processing,
-        "expired": q.expired, "oldest_ready_age": q.oldest_ready_age,
+        "past_lease": q.past_lease, "oldest_due_age": q.oldest_due_age,
         "archived": q.archived, "dead": q.dead,
     }
 

@@ -1760,9 +1760,9 @@ class MySQLBackend(PlainOptionalParts):
                 scheduled=int(r["scheduled"]),
                 fetched=int(r["fetched"]),
                 processing=int(r["processing"]),
-                expired=int(r["expired"]),
-                oldest_ready_age=None if r["oldest_ready_age"] is None
-                else float(r["oldest_ready_age"]),
+                past_lease=int(r["past_lease"]),
+                oldest_due_age=None if r["oldest_due_age"] is None
+                else float(r["oldest_due_age"]),
                 archived=int(r["archived"]),
                 dead=int(r["dead"]),
                 **_rows.flow_settings(r["rate_count"], r["rate_period"], r["rate_burst"],

@@ -286,8 +286,8 @@ def _queue_info(row: dict[str, Any]) -> QueueInfo:
     flow = flow_settings(*(row.pop(c) for c in (
         "rate_count", "rate_period", "rate_burst", "aging_step", "aging_cap", "key_rate_count",
         "key_rate_period", "key_rate_burst")))
-    age = row.pop("oldest_ready_age")
-    return QueueInfo(**row, **flow, oldest_ready_age=None if age is None else float(age))
+    age = row.pop("oldest_due_age")
+    return QueueInfo(**row, **flow, oldest_due_age=None if age is None else float(age))
 
 
 def _server_time() -> None:

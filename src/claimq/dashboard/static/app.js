@@ -217,8 +217,8 @@ function renderQueues(queues) {
     row.append(el("td", q.scheduled, { class: "num" }));
     row.append(el("td", q.running, { class: "num running" }));
     row.append(el("td", q.max_workers === null ? "none" : q.max_workers, { class: "num limit" }));
-    row.append(el("td", age(q.oldest_ready_age), { class: "num" }));
-    row.append(el("td", q.expired, { class: "num" }));
+    row.append(el("td", age(q.oldest_due_age), { class: "num" }));
+    row.append(el("td", q.past_lease, { class: "num" }));
     row.append(el("td", q.dead, { class: "num dead" }));
     const actions = el("td", null, { class: "admin-only" });
     actions.append(queueButton(q, q.paused ? "resume" : "pause"));

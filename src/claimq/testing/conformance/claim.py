@@ -147,8 +147,8 @@ class TestQueueSettings:
         subject.advance(20)
         [info] = backend.list_queues()
         assert (info.pending, info.scheduled, info.fetched, info.processing) == (2, 1, 2, 1)
-        assert info.expired == 2  # the fetched jobs' 10 s leases
+        assert info.past_lease == 2  # the fetched jobs' 10 s leases
         assert (info.archived, info.dead) == (1, 0)
-        assert info.oldest_ready_age is not None
-        assert abs(info.oldest_ready_age - 20) < 1e-3  # the oldest due pending job's wait
+        assert info.oldest_due_age is not None
+        assert abs(info.oldest_due_age - 20) < 1e-3  # the oldest due pending job's wait
         assert fetched and running

@@ -4,7 +4,7 @@ SELECT q.name, q.paused, q.active, q.max_workers, q.lease_seconds, q.timeout_sec
        q.throttled_until,
        coalesce(s.pending, 0) AS pending, coalesce(s.scheduled, 0) AS scheduled,
        coalesce(s.fetched, 0) AS fetched, coalesce(s.processing, 0) AS processing,
-       coalesce(s.expired, 0) AS expired, s.oldest_ready_age,
+       coalesce(s.past_lease, 0) AS past_lease, s.oldest_due_age,
        (SELECT count(*) FROM {schema}.archive a WHERE a.queue = q.name) AS archived,
        (SELECT count(*) FROM {schema}.dead d WHERE d.queue = q.name) AS dead
 FROM {schema}.queues q
@@ -14,9 +14,9 @@ LEFT JOIN (
            count(*) FILTER (WHERE status = 'pending' AND run_at > {now}) AS scheduled,
            count(*) FILTER (WHERE status = 'fetched') AS fetched,
            count(*) FILTER (WHERE status = 'processing') AS processing,
-           count(*) FILTER (WHERE status <> 'pending' AND lease_until < {now}) AS expired,
+           count(*) FILTER (WHERE status <> 'pending' AND lease_until < {now}) AS past_lease,
            extract(epoch FROM {now} - min(run_at) FILTER (WHERE status = 'pending'
-                                                          AND run_at <= {now})) AS oldest_ready_age
+                                                          AND run_at <= {now})) AS oldest_due_age
     FROM {schema}.jobs GROUP BY queue
 ) s ON s.queue = q.name
 ORDER BY q.name

@@ -12,9 +12,9 @@ SELECT q.name, q.paused, q.active, q.max_workers, q.lease_seconds, q.timeout_sec
         WHERE j.queue = q.name AND j.status = 'processing') AS processing,
        (SELECT count(*) FROM claimq_jobs j
         WHERE j.queue = q.name AND j.status IN ('fetched', 'processing')
-          AND j.lease_until < :now) AS expired,
+          AND j.lease_until < :now) AS past_lease,
        (SELECT :now - min(j.run_at) FROM claimq_jobs j
-        WHERE j.queue = q.name AND j.status = 'pending' AND j.run_at <= :now) AS oldest_ready_age,
+        WHERE j.queue = q.name AND j.status = 'pending' AND j.run_at <= :now) AS oldest_due_age,
        (SELECT count(*) FROM claimq_archive a WHERE a.queue = q.name) AS archived,
        (SELECT count(*) FROM claimq_dead d WHERE d.queue = q.name) AS dead
 FROM claimq_queues q
