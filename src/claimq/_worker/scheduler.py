@@ -43,8 +43,10 @@ class Scheduler(AppLoop):
                 fired = await self.db.call(self.app.schedules.fire_due)
                 due_in = await self.db.call(self.app.schedules.next_due_in)
             except Exception as exc:
+                # transient: the database is away, the heartbeater says so; this pass fires
+                # what it fired and waits the regular wait
                 if not is_transient(exc):
-                    raise  # the database is away: the heartbeater says so
+                    raise
             count = sum(len(ids) for ids in fired.values())
             if count:
                 self.counters.add("scheduled", count)
